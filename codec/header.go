@@ -1,0 +1,188 @@
+package codec
+
+import "encoding/binary"
+
+// Header flags (src/common/slurm_protocol_common.h).
+const (
+	FlagGlobalAuthKey uint16 = 0x0001
+	FlagKeepBuffer    uint16 = 0x0004
+	FlagNoAuthCred    uint16 = 0x0040 // 23.02+: no auth section follows the header
+	FlagPackAddrs     uint16 = 0x0080
+)
+
+// Auth plugin ids (enum auth_plugin_type).
+const (
+	AuthPluginNone  uint32 = 100
+	AuthPluginMunge uint32 = 101
+	AuthPluginJWT   uint32 = 102
+	AuthPluginSlurm uint32 = 103
+)
+
+// MaxFrame bounds a request we accept. Slurm allows 1 GiB; a controller
+// front end has no request anywhere near that (the biggest is a batch
+// script), so we cut far lower to bound memory per connection.
+const MaxFrame = 64 << 20
+
+// Header is the fixed message header. Forwarding and ret lists are never
+// used between clients and the controller; a header carrying them is
+// decoded (so the body is found) but their contents are skipped.
+type Header struct {
+	Version  uint16
+	Flags    uint16
+	MsgType  uint16
+	BodyLen  uint32
+	Forward  uint16
+	RetCnt   uint16
+	AddrFam  uint16
+	AddrIPv4 uint32 // as packed (byte-swapped on x86 peers, see reference 1.4)
+	AddrPort uint16
+}
+
+// Frame is one decoded message: header, auth section and body, all views
+// into the frame buffer.
+type Frame struct {
+	Header
+	AuthPlugin uint32 // 0 when FlagNoAuthCred
+	Cred       []byte // MUNGE credential text without NUL ("MUNGE:...:")
+	Body       []byte
+}
+
+// FrameLen returns the total length of the frame at the start of b
+// (4-byte prefix included), or 0 if fewer than 4 bytes are available.
+func FrameLen(b []byte) (int, error) {
+	if len(b) < 4 {
+		return 0, nil
+	}
+	n := binary.BigEndian.Uint32(b)
+	if n > MaxFrame {
+		return 0, ErrTooLarge
+	}
+	return int(n) + 4, nil
+}
+
+// DecodeFrame parses a whole frame (length prefix included) into f. It
+// validates the version and that body_length matches exactly, as 24.11+
+// receivers do.
+func DecodeFrame(b []byte, f *Frame) error {
+	*f = Frame{}
+	if len(b) < 4 {
+		return ErrShort
+	}
+	n := binary.BigEndian.Uint32(b)
+	if int(n) != len(b)-4 {
+		return ErrShort
+	}
+	r := NewReader(b[4:])
+	if err := decodeHeader(&r, &f.Header); err != nil {
+		return err
+	}
+	if f.Flags&FlagNoAuthCred == 0 {
+		f.AuthPlugin = r.U32()
+		switch f.AuthPlugin {
+		case AuthPluginMunge:
+			f.Cred = r.Str()
+		case AuthPluginSlurm:
+			f.Cred = r.Str()
+		case AuthPluginJWT:
+			f.Cred = r.Str()
+			r.Str() // username
+		default:
+			if r.Err == nil {
+				return Errorf(ESLURM_AUTH_UNPACK, "unknown auth plugin %d", f.AuthPlugin)
+			}
+		}
+	}
+	if r.Err != nil {
+		return r.Err
+	}
+	if uint64(f.BodyLen) != uint64(r.Remaining()) {
+		return Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "body_length %d, %d bytes left", f.BodyLen, r.Remaining())
+	}
+	f.Body = r.B[r.Off:]
+	return nil
+}
+
+func decodeHeader(r *Reader, h *Header) error {
+	h.Version = r.U16()
+	if r.Err == nil && !SupportedVersion(h.Version) {
+		return ErrVersion
+	}
+	h.Flags = r.U16()
+	h.MsgType = r.U16()
+	h.BodyLen = r.U32()
+	h.Forward = r.U16()
+	if h.Forward > 0 {
+		r.Str() // nodelist
+		r.U32() // timeout
+		r.U16() // tree_width
+		if h.Flags&FlagPackAddrs != 0 && h.Version >= V23_11 {
+			r.Str() // net_cred
+		}
+		if h.Version >= V24_11 {
+			r.U16() // tree_depth
+		}
+	}
+	h.RetCnt = r.U16()
+	if h.RetCnt > 0 {
+		// Never sent to a controller by clients; we cannot skip the
+		// typed bodies that would follow, so refuse.
+		return Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "ret_cnt %d in request", h.RetCnt)
+	}
+	h.AddrFam = r.U16()
+	switch h.AddrFam {
+	case 2: // AF_INET
+		h.AddrIPv4 = r.U32()
+		h.AddrPort = r.U16()
+	case 10: // AF_INET6
+		r.Mem()
+		h.AddrPort = r.U16()
+	}
+	return r.Err
+}
+
+// AppendHeader appends a header with no forwarding and an empty address.
+func AppendHeader(dst []byte, version, flags, msgType uint16, bodyLen uint32) []byte {
+	w := Writer{B: dst}
+	w.U16(version)
+	w.U16(flags)
+	w.U16(msgType)
+	w.U32(bodyLen)
+	w.U16(0) // forward.cnt
+	w.U16(0) // ret_cnt
+	w.U16(0) // orig_addr AF_UNSPEC
+	return w.B
+}
+
+// HeaderLen is the size of the header AppendHeader writes.
+const HeaderLen = 16
+
+// AppendFrame appends a complete frame: length prefix, header, optional
+// auth section (cred non-nil means a MUNGE section), and body. Replies to
+// 23.02+ clients carry no credential and FlagNoAuthCred (plus
+// FlagKeepBuffer, as slurmctld sends 0x0044).
+func AppendFrame(dst []byte, version, msgType uint16, cred []byte, body []byte) []byte {
+	flags := uint16(0)
+	authLen := 0
+	if cred == nil {
+		flags = FlagNoAuthCred | FlagKeepBuffer
+	} else {
+		authLen = 4 + 4 + len(cred) + 1
+	}
+	total := HeaderLen + authLen + len(body)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(total))
+	dst = AppendHeader(dst, version, flags, msgType, uint32(len(body)))
+	if cred != nil {
+		w := Writer{B: dst}
+		w.U32(AuthPluginMunge)
+		w.StrBytes(cred)
+		dst = w.B
+	}
+	return append(dst, body...)
+}
+
+// AppendRC appends a RESPONSE_SLURM_RC frame with return code rc.
+func AppendRC(dst []byte, version uint16, cred []byte, rc uint32) []byte {
+	var body [4]byte
+	binary.BigEndian.PutUint32(body[:], rc)
+	return AppendFrame(dst, version, RESPONSE_SLURM_RC, cred, body[:])
+}

@@ -1,0 +1,3 @@
+module github.com/lablup/slurm-frontend
+
+go 1.26

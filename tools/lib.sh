@@ -1,0 +1,31 @@
+# Shared settings for the tools/*.sh scripts (sourced, not run).
+# Layout:
+#   host (bookworm)  Slurm 22.05   binaries in /usr/bin, /usr/sbin
+#   trixie root      Slurm 24.11   /opt/slurm-roots/trixie
+#   sid root         Slurm 26.05   /opt/slurm-roots/sid
+#   /srv/slurm-frontend            shared dir, same path on the host and in every root
+
+ROOTS_DIR=/opt/slurm-roots
+SHARED=/srv/slurm-frontend
+MIRROR=http://deb.debian.org/debian
+SUITES="trixie sid"
+ROOT_PACKAGES="slurm-client slurmctld slurmd munge"
+CLEAN_PATH=/usr/sbin:/usr/bin:/sbin:/bin
+
+log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# version_root VERSION -> prints the root directory ("/" = the host itself)
+version_root() {
+	case "$1" in
+	22.05) echo / ;;
+	24.11) echo "$ROOTS_DIR/trixie" ;;
+	26.05) echo "$ROOTS_DIR/sid" ;;
+	*) die "unknown Slurm version '$1' (want 22.05, 24.11 or 26.05)" ;;
+	esac
+}
+
+# under_shared PATH -> true if PATH is /srv/slurm-frontend or below it
+under_shared() {
+	case "$1" in "$SHARED" | "$SHARED"/*) return 0 ;; *) return 1 ;; esac
+}
