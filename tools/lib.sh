@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared settings for the tools/*.sh scripts (sourced, not run).
 # Layout:
 #   host (bookworm)  Slurm 22.05   binaries in /usr/bin, /usr/sbin
@@ -12,7 +13,7 @@ SUITES="trixie sid"
 ROOT_PACKAGES="slurm-client slurmctld slurmd munge"
 CLEAN_PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
-log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+log() { printf "[%s %3ss] %s\n" "$(basename "$0" .sh)" "$SECONDS" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 # version_root VERSION -> prints the root directory ("/" = the host itself)

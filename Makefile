@@ -1,0 +1,45 @@
+# slurm-frontend: make targets a newcomer can guess.
+GO      ?= go
+BIN     := bin/slurm-frontend
+PKGS    := ./...
+STATE   ?= $(CURDIR)/.state
+LISTEN  ?= 0.0.0.0:6817
+
+.PHONY: all build setup run test test-unit test-e2e bench lint fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/slurm-frontend
+
+# Installs munge, the real Slurm 22.05/24.11/26.05 clients (host, trixie and
+# sid roots) and Go modules. Idempotent; needs root and Debian's archive.
+setup:
+	bash tools/install.sh
+	$(GO) mod download
+
+# Runs the service on its embedded engine (this host as one node, one
+# partition), state under .state/.
+run: build
+	$(BIN) serve --state-dir $(STATE) --listen $(LISTEN)
+
+# The whole suite: installs what it needs, then unit, fuzz-seed and
+# end-to-end tests with the real clients of every release.
+test: setup
+	SLURM_FRONTEND_E2E=1 $(GO) test -count=1 -timeout 40m $(PKGS)
+
+test-unit:
+	$(GO) test -count=1 $(PKGS)
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./codec/... ./edge/... ./translate/...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet $(PKGS)
+
+fuzz:
+	bash tools/fuzz.sh 20s
+
+clean:
+	rm -rf bin .state
