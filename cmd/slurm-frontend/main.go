@@ -1,0 +1,278 @@
+// Command slurm-frontend serves Slurm's controller protocol to stock Slurm
+// clients and does the work on Backend.AI (or the embedded engine).
+//
+//	slurm-frontend serve [--config FILE] [--state-dir DIR] [--listen HOST:PORT]
+//	                     [--munge-key FILE] [--cluster-name NAME]
+//	slurm-frontend client-conf [same flags] [--server HOST:PORT]
+//	slurm-frontend version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec/munge"
+	"github.com/lablup/slurm-frontend/edge"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/conf"
+	"github.com/lablup/slurm-frontend/translate/ctld"
+	"github.com/lablup/slurm-frontend/translate/local"
+)
+
+// Version is the frontend's own version.
+const Version = "0.1.0"
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "client-conf", "print-conf":
+		err = clientConf(os.Args[2:], os.Stdout)
+	case "version", "--version", "-V":
+		fmt.Println("slurm-frontend", Version)
+	case "help", "-h", "--help":
+		usage(os.Stdout)
+	default:
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slurm-frontend:", err)
+		os.Exit(1)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  slurm-frontend serve [--config FILE] [--state-dir DIR] [--listen HOST:PORT] [--munge-key FILE] [--cluster-name NAME]
+  slurm-frontend client-conf [same flags] [--server HOST:PORT]
+  slurm-frontend version
+`)
+}
+
+// settings are the config file plus flag overrides.
+type settings struct {
+	cfg         *conf.Config
+	stateDir    string
+	listen      string
+	mungeKey    string
+	clusterName string
+	server      string
+}
+
+func loadSettings(name string, args []string, withServer bool) (*settings, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "cluster definition in slurm.conf syntax")
+	stateDir := fs.String("state-dir", "", "where jobs are kept (default /var/lib/slurm-frontend)")
+	listen := fs.String("listen", "", "controller address (default 0.0.0.0:SlurmctldPort or 0.0.0.0:6817)")
+	mungeKey := fs.String("munge-key", "", "MUNGE key file (default /etc/munge/munge.key)")
+	cluster := fs.String("cluster-name", "", "cluster name (default from config, else \"cluster\")")
+	var server *string
+	if withServer {
+		server = fs.String("server", "", "address login nodes use to reach this server (HOST:PORT)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	s := &settings{}
+	if *cfgPath != "" {
+		f, err := os.Open(*cfgPath)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		s.cfg, err = conf.Parse(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", *cfgPath, err)
+		}
+	} else {
+		s.cfg = conf.New()
+	}
+	pick := func(flagVal, key, def string) string {
+		if flagVal != "" {
+			return flagVal
+		}
+		return s.cfg.Get(key, def)
+	}
+	port := s.cfg.Get("SlurmctldPort", "6817")
+	s.stateDir = pick(*stateDir, "FrontendStateDir", "/var/lib/slurm-frontend")
+	s.listen = pick(*listen, "FrontendListen", "0.0.0.0:"+port)
+	s.mungeKey = pick(*mungeKey, "FrontendMungeKey", "/etc/munge/munge.key")
+	s.clusterName = pick(*cluster, "ClusterName", "cluster")
+	s.cfg.Set("ClusterName", s.clusterName)
+	if _, p, err := net.SplitHostPort(s.listen); err == nil {
+		s.cfg.Set("SlurmctldPort", p)
+	} else {
+		return nil, fmt.Errorf("--listen %q: %v", s.listen, err)
+	}
+	if server != nil {
+		s.server = *server
+	}
+	return s, nil
+}
+
+func serve(args []string) error {
+	s, err := loadSettings("serve", args, false)
+	if err != nil {
+		return err
+	}
+	logger := log.New(os.Stderr, "slurm-frontend: ", log.LstdFlags|log.Lmicroseconds)
+	key, err := munge.LoadKey(s.mungeKey)
+	if err != nil {
+		return fmt.Errorf("munge key: %w", err)
+	}
+	store, err := state.Open(s.stateDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	engine := local.New(s.cfg)
+	stats := state.NewRPCStats()
+	host, addr, port := serverIdentity(s.listen, "")
+	slurmUser, slurmUID := currentUser()
+	ctl, err := ctld.New(context.Background(), ctld.Options{
+		Conf: s.cfg, Store: store, Backend: engine, Stats: stats,
+		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
+		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger,
+	})
+	if err != nil {
+		return err
+	}
+	auth := edge.NewMungeAuth(key, uint32(os.Getuid()), groups())
+	srv := edge.New(edge.Config{Addr: s.listen}, edge.AdaptController(ctl), auth, auth, stats, logger)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Run() }()
+	select {
+	case err := <-srv.Ready():
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", s.listen, err)
+		}
+	case err := <-errc:
+		return fmt.Errorf("listen %s: %w", s.listen, err)
+	}
+	logger.Printf("ready: cluster %s, controller on %s, %d nodes, %d partitions, %d jobs, next job id %d, engine %s",
+		s.clusterName, s.listen, len(s.cfg.Nodes), len(s.cfg.Partitions), len(ctl.Snapshot().Jobs()), store.NextID(), engine.Name())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case <-sig:
+	case err := <-errc:
+		if err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Stop(ctx)
+	logger.Printf("stopped")
+	return nil
+}
+
+func currentUser() (string, uint32) {
+	uid := os.Getuid()
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username, uint32(uid)
+	}
+	return strconv.Itoa(uid), uint32(uid)
+}
+
+func groups() []uint32 {
+	gs, _ := os.Getgroups()
+	out := []uint32{uint32(os.Getgid())}
+	for _, g := range gs {
+		out = append(out, uint32(g))
+	}
+	return out
+}
+
+// serverIdentity derives the host name and address login nodes use.
+func serverIdentity(listen, server string) (host, addr string, port uint16) {
+	h, p, _ := net.SplitHostPort(listen)
+	if server != "" {
+		if sh, sp, err := net.SplitHostPort(server); err == nil {
+			h, p = sh, sp
+		}
+	}
+	pn, _ := strconv.Atoi(p)
+	port = uint16(pn)
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		hn, _ := os.Hostname()
+		if i := strings.IndexByte(hn, '.'); i > 0 {
+			hn = hn[:i]
+		}
+		return hn, "127.0.0.1", port
+	}
+	if ip := net.ParseIP(h); ip != nil {
+		return "slurm-frontend", h, port
+	}
+	return h, h, port
+}
+
+// clientConf prints the slurm.conf a login node needs.
+func clientConf(args []string, w io.Writer) error {
+	s, err := loadSettings("client-conf", args, true)
+	if err != nil {
+		return err
+	}
+	local.New(s.cfg) // fills in this host when the config has no nodes
+	host, addr, port := serverIdentity(s.listen, s.server)
+	slurmUser, _ := currentUser()
+	fmt.Fprintf(w, "# slurm.conf for login nodes using slurm-frontend (generated by 'slurm-frontend client-conf')\n")
+	fmt.Fprintf(w, "ClusterName=%s\n", s.clusterName)
+	fmt.Fprintf(w, "SlurmctldHost=%s(%s)\n", host, addr)
+	fmt.Fprintf(w, "SlurmctldPort=%d\n", port)
+	fmt.Fprintf(w, "SlurmUser=%s\n", slurmUser)
+	for _, kv := range [][2]string{
+		{"AuthType", "auth/munge"}, {"CredType", "cred/munge"},
+		{"SelectType", "select/cons_tres"}, {"SelectTypeParameters", "CR_Core_Memory"},
+		{"SchedulerType", "sched/backfill"}, {"PriorityType", "priority/basic"},
+		{"MpiDefault", "none"}, {"ProctrackType", "proctrack/linuxproc"}, {"TaskPlugin", "task/none"},
+		{"AccountingStorageType", "accounting_storage/none"}, {"JobCompType", "jobcomp/none"},
+		{"JobAcctGatherType", "jobacct_gather/none"}, {"ReturnToService", "2"},
+	} {
+		fmt.Fprintf(w, "%s=%s\n", kv[0], s.cfg.Get(kv[0], kv[1]))
+	}
+	if g := s.cfg.Get("GresTypes", ""); g != "" {
+		fmt.Fprintf(w, "GresTypes=%s\n", g)
+	}
+	for _, n := range s.cfg.Nodes {
+		fmt.Fprintf(w, "NodeName=%s NodeAddr=%s CPUs=%d Boards=%d SocketsPerBoard=%d CoresPerSocket=%d ThreadsPerCore=%d RealMemory=%d",
+			n.Name, n.Addr, n.CPUs, n.Boards, n.Sockets/max(n.Boards, 1), n.CoresPerSocket, n.ThreadsPerCore, n.RealMemory)
+		if n.Gres != "" {
+			fmt.Fprintf(w, " Gres=%s", n.Gres)
+		}
+		fmt.Fprintf(w, " State=UNKNOWN\n")
+	}
+	for _, p := range s.cfg.Partitions {
+		fmt.Fprintf(w, "PartitionName=%s Nodes=%s", p.Name, p.NodesExpr)
+		if p.Default {
+			fmt.Fprint(w, " Default=YES")
+		}
+		if p.MaxTime == conf.Infinite {
+			fmt.Fprint(w, " MaxTime=INFINITE")
+		} else {
+			fmt.Fprintf(w, " MaxTime=%d", p.MaxTime)
+		}
+		fmt.Fprintf(w, " State=%s\n", p.State)
+	}
+	return nil
+}
+
+var _ = errors.New

@@ -1,0 +1,72 @@
+// Package edge is the network front of the frontend: gnet event loops that
+// frame Slurm messages, authenticate them and hand them to a Handler. It
+// holds no business rules: what an RPC means is the Handler's business.
+//
+// One RPC per connection, as stock clients do: read one framed request,
+// answer once, then wait for the client to close (idle and finished
+// connections are reaped by a sweeper, so slow or silent peers cost one
+// file descriptor and a few bytes each, never an event-loop stall).
+package edge
+
+import (
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+)
+
+// Request is one authenticated RPC handed to the Handler. Body is only
+// valid during a Fast call; Slow calls get their own copy.
+type Request struct {
+	Version uint16
+	Flags   uint16
+	MsgType uint16
+	UID     uint32
+	GID     uint32
+	Body    []byte
+}
+
+// Reply is what a Handler answers: either a whole prebuilt frame without
+// an auth section (valid for 23.02+ clients, which take unsigned replies),
+// or a message type and body that edge frames (and signs for 22.05).
+type Reply struct {
+	Frame   []byte
+	MsgType uint16
+	Body    []byte
+}
+
+// RC makes a RESPONSE_SLURM_RC reply.
+func RC(rc uint32) Reply {
+	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{byte(rc >> 24), byte(rc >> 16), byte(rc >> 8), byte(rc)}}
+}
+
+// Handler gives meaning to RPCs.
+type Handler interface {
+	// Fast answers in the event loop and must not block (snapshot
+	// reads). ok=false sends the request to Slow on a worker.
+	Fast(req *Request) (r Reply, ok bool)
+	// Slow runs on a worker goroutine and may block (durable writes,
+	// backend calls).
+	Slow(req *Request) Reply
+}
+
+// Authenticator verifies a request's credential and body hash and returns
+// the identity it proves.
+type Authenticator interface {
+	Verify(cred []byte, msgType uint16, body []byte) (uid, gid uint32, err error)
+}
+
+// Signer makes the credential 22.05 clients require on every reply,
+// restricted to the requesting uid.
+type Signer interface {
+	Sign(dst []byte, forUID uint32, msgType uint16, body []byte) ([]byte, error)
+}
+
+// Stats receives one record per answered RPC (sdiag's counters).
+type Stats interface {
+	Record(msgType uint16, uid uint32, d time.Duration)
+}
+
+// Logger is the small logging surface edge needs.
+type Logger interface {
+	Printf(format string, args ...any)
+}

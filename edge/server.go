@@ -1,0 +1,325 @@
+package edge
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/lablup/slurm-frontend/codec"
+)
+
+// Config tunes the listener.
+type Config struct {
+	Addr        string        // host:port
+	Loops       int           // event loops; 0 = GOMAXPROCS
+	Workers     int           // goroutines for Slow requests
+	QueueLen    int           // pending Slow requests before clients are told to back off
+	IdleTimeout time.Duration // a connection that has not sent a whole request by then is closed
+	DoneTimeout time.Duration // an answered connection the client did not close
+	MaxFrame    int
+}
+
+func (c *Config) defaults() {
+	if c.Loops <= 0 {
+		c.Loops = runtime.GOMAXPROCS(0)
+	}
+	if c.Workers <= 0 {
+		c.Workers = 16
+	}
+	if c.QueueLen <= 0 {
+		c.QueueLen = 4096
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 60 * time.Second
+	}
+	if c.DoneTimeout <= 0 {
+		c.DoneTimeout = 10 * time.Second
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = codec.MaxFrame
+	}
+}
+
+// Server is the controller-port listener.
+type Server struct {
+	gnet.BuiltinEventEngine
+	cfg     Config
+	h       Handler
+	auth    Authenticator
+	signer  Signer
+	stats   Stats
+	log     Logger
+	eng     gnet.Engine
+	ready   chan error
+	work    chan *job
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[gnet.Conn]*connState
+	open    atomic.Int64
+	stopped atomic.Bool
+}
+
+type connState struct {
+	opened time.Time
+	done   atomic.Bool // answered (or refused): ignore further input
+	doneAt atomic.Int64
+}
+
+type job struct {
+	c     gnet.Conn
+	req   Request
+	start time.Time
+}
+
+// New makes a server; call Run.
+func New(cfg Config, h Handler, auth Authenticator, signer Signer, stats Stats, log Logger) *Server {
+	cfg.defaults()
+	return &Server{cfg: cfg, h: h, auth: auth, signer: signer, stats: stats, log: log,
+		ready: make(chan error, 1), conns: map[gnet.Conn]*connState{}}
+}
+
+// Ready is closed (after sending nil) once the listener accepts, or gets
+// the startup error.
+func (s *Server) Ready() <-chan error { return s.ready }
+
+// Open reports the number of open connections.
+func (s *Server) Open() int64 { return s.open.Load() }
+
+// Run blocks serving until Stop. The port is bound before Ready fires.
+func (s *Server) Run() error {
+	// Bind once ourselves first so "address in use" is a clear,
+	// synchronous error rather than a log line from inside gnet.
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		s.ready <- err
+		return err
+	}
+	ln.Close()
+	s.work = make(chan *job, s.cfg.QueueLen)
+	for i := 0; i < s.cfg.Workers; i++ {
+		s.wg.Add(1)
+		go s.worker()
+	}
+	err = gnet.Run(s, "tcp://"+s.cfg.Addr,
+		gnet.WithMulticore(s.cfg.Loops > 1),
+		gnet.WithNumEventLoop(s.cfg.Loops),
+		gnet.WithReusePort(false),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithTicker(true),
+		gnet.WithSocketRecvBuffer(0),
+		gnet.WithLogLevel(4), // errors only
+	)
+	if err != nil {
+		select {
+		case s.ready <- err:
+		default:
+		}
+	}
+	close(s.work)
+	s.wg.Wait()
+	return err
+}
+
+// Stop shuts the listener down.
+func (s *Server) Stop(ctx context.Context) error {
+	s.stopped.Store(true)
+	return s.eng.Stop(ctx)
+}
+
+func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
+	s.eng = eng
+	s.ready <- nil
+	return gnet.None
+}
+
+func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	st := &connState{opened: time.Now()}
+	c.SetContext(st)
+	s.mu.Lock()
+	s.conns[c] = st
+	s.mu.Unlock()
+	s.open.Add(1)
+	return nil, gnet.None
+}
+
+func (s *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.open.Add(-1)
+	return gnet.None
+}
+
+// OnTick reaps connections that idle too long or were answered but never
+// closed by the peer.
+func (s *Server) OnTick() (time.Duration, gnet.Action) {
+	now := time.Now()
+	var victims []gnet.Conn
+	s.mu.Lock()
+	for c, st := range s.conns {
+		if st.done.Load() {
+			if now.Sub(time.Unix(0, st.doneAt.Load())) > s.cfg.DoneTimeout || c.OutboundBuffered() == 0 && now.Sub(time.Unix(0, st.doneAt.Load())) > time.Second {
+				victims = append(victims, c)
+			}
+		} else if now.Sub(st.opened) > s.cfg.IdleTimeout {
+			victims = append(victims, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range victims {
+		_ = c.Close()
+	}
+	return 500 * time.Millisecond, gnet.None
+}
+
+func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
+	st, _ := c.Context().(*connState)
+	if st == nil || st.done.Load() {
+		_, _ = c.Discard(c.InboundBuffered())
+		return gnet.None
+	}
+	hdr, err := c.Peek(4)
+	if err != nil || len(hdr) < 4 {
+		return gnet.None // wait for more
+	}
+	n := int(binary.BigEndian.Uint32(hdr))
+	if n > s.cfg.MaxFrame || n < codec.HeaderLen {
+		s.logf("refusing frame of %d bytes from %s", n, c.RemoteAddr())
+		s.finish(c, st, codec.AppendRC(nil, codec.MaxVersion, nil, codec.SLURM_PROTOCOL_INSANE_MSG_LENGTH))
+		return gnet.Close
+	}
+	if c.InboundBuffered() < n+4 {
+		return gnet.None
+	}
+	raw, err := c.Peek(n + 4)
+	if err != nil {
+		return gnet.Close
+	}
+	start := time.Now()
+	var f codec.Frame
+	if err := codec.DecodeFrame(raw, &f); err != nil {
+		_, _ = c.Discard(n + 4)
+		return s.refuse(c, st, &f, err)
+	}
+	req := Request{Version: f.Version, Flags: f.Flags, MsgType: f.MsgType, Body: f.Body}
+	if f.Flags&codec.FlagNoAuthCred != 0 || f.AuthPlugin != codec.AuthPluginMunge {
+		_, _ = c.Discard(n + 4)
+		return s.refuse(c, st, &f, &codec.Error{Code: codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR, Msg: "no munge credential"})
+	}
+	req.UID, req.GID, err = s.auth.Verify(f.Cred, f.MsgType, f.Body)
+	if err != nil {
+		_, _ = c.Discard(n + 4)
+		return s.refuse(c, st, &f, err)
+	}
+	if rep, ok := s.h.Fast(&req); ok {
+		out := s.frame(nil, &req, rep)
+		_, _ = c.Discard(n + 4)
+		s.stats.Record(req.MsgType, req.UID, time.Since(start))
+		return s.finish(c, st, out)
+	}
+	// Slow path: copy the body off the connection buffer.
+	req.Body = append([]byte(nil), f.Body...)
+	_, _ = c.Discard(n + 4)
+	st.done.Store(true)
+	st.doneAt.Store(time.Now().UnixNano())
+	select {
+	case s.work <- &job{c: c, req: req, start: start}:
+	default:
+		s.logf("worker queue full; telling %s to back off", c.RemoteAddr())
+		return s.finish(c, st, s.frame(nil, &req, RC(codec.SLURMCTLD_COMMUNICATIONS_BACKOFF)))
+	}
+	return gnet.None
+}
+
+func (s *Server) worker() {
+	defer s.wg.Done()
+	for j := range s.work {
+		rep := s.h.Slow(&j.req)
+		out := s.frame(nil, &j.req, rep)
+		req := j.req
+		start := j.start
+		_ = j.c.AsyncWrite(out, func(c gnet.Conn, err error) error {
+			s.stats.Record(req.MsgType, req.UID, time.Since(start))
+			if st, _ := c.Context().(*connState); st != nil {
+				st.doneAt.Store(time.Now().UnixNano())
+			}
+			if c.OutboundBuffered() == 0 {
+				_ = c.Close()
+			}
+			return nil
+		})
+	}
+}
+
+// finish writes the reply and marks the connection answered. A reply
+// fully handed to the kernel lets us close at once; a partial one stays
+// buffered and the connection is closed by the client or the sweeper.
+func (s *Server) finish(c gnet.Conn, st *connState, out []byte) gnet.Action {
+	st.done.Store(true)
+	st.doneAt.Store(time.Now().UnixNano())
+	_, _ = c.Write(out)
+	if c.OutboundBuffered() == 0 {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+// refuse answers a request that cannot be served with the Slurm error it
+// carries, as slurmctld does, and logs why.
+func (s *Server) refuse(c gnet.Conn, st *connState, f *codec.Frame, err error) gnet.Action {
+	code := codec.CodeOf(err)
+	s.logf("refused %s from %s (version %s): %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), codec.VersionName(f.Version), err)
+	v := f.Version
+	if !codec.SupportedVersion(v) {
+		// A client we cannot speak to gets an RC in the newest format,
+		// which is what a real controller does (it answers in its own).
+		v = codec.MaxVersion
+	}
+	req := Request{Version: v, MsgType: f.MsgType, UID: 99}
+	if v < codec.V23_02 && errors.As(err, new(*codec.Error)) && (code == codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR || code >= 6000) {
+		// 22.05 requires a signed reply; restricted to nobody as
+		// slurmctld does when the request was not authenticated.
+		req.UID = 99
+	}
+	return s.finish(c, st, s.frame(nil, &req, RC(code)))
+}
+
+// frame turns a Reply into bytes in the request's version.
+func (s *Server) frame(dst []byte, req *Request, rep Reply) []byte {
+	if req.Version >= codec.V23_02 {
+		if rep.Frame != nil {
+			return append(dst, rep.Frame...)
+		}
+		return codec.AppendFrame(dst, req.Version, rep.MsgType, nil, rep.Body)
+	}
+	if rep.Frame != nil {
+		// Prebuilt frames carry no credential; 22.05 needs one.
+		var f codec.Frame
+		if err := codec.DecodeFrame(rep.Frame, &f); err == nil {
+			rep.MsgType, rep.Body = f.MsgType, f.Body
+		}
+	}
+	cred, err := s.signer.Sign(nil, req.UID, rep.MsgType, rep.Body)
+	if err != nil {
+		s.logf("cannot sign reply: %v", err)
+		return codec.AppendFrame(dst, req.Version, rep.MsgType, []byte{}, rep.Body)
+	}
+	return codec.AppendFrame(dst, req.Version, rep.MsgType, cred, rep.Body)
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.log != nil {
+		s.log.Printf(format, args...)
+	}
+}
+
+// String describes the server for logs.
+func (s *Server) String() string { return fmt.Sprintf("ctld edge on %s", s.cfg.Addr) }

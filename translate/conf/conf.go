@@ -1,0 +1,463 @@
+// Package conf reads the frontend's cluster definition. It uses slurm.conf
+// syntax on purpose: a site describes nodes and partitions with the same
+// NodeName= and PartitionName= lines it already has (and a differential
+// test can feed one file to us and to a real slurmctld). Keys the
+// frontend does not use are kept and ignored; frontend-only settings use
+// the "Frontend" prefix (FrontendListen, FrontendStateDir, FrontendMungeKey).
+package conf
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/lablup/slurm-frontend/translate/hostlist"
+)
+
+// Infinite marks an unlimited time or count (Slurm's INFINITE).
+const Infinite = 0xFFFFFFFF
+
+// Node is one NodeName= definition expanded to a single node.
+type Node struct {
+	Name           string
+	Addr           string
+	Hostname       string
+	CPUs           uint16
+	Boards         uint16
+	Sockets        uint16 // total sockets
+	CoresPerSocket uint16
+	ThreadsPerCore uint16
+	RealMemory     uint64 // MiB
+	TmpDisk        uint32
+	Gres           string // e.g. "gpu:4"
+	Features       string
+	Weight         uint32
+	State          string // configured State= (UNKNOWN, IDLE, DOWN, FUTURE, ...)
+}
+
+// Partition is one PartitionName= definition.
+type Partition struct {
+	Name           string
+	Nodes          []string // expanded node names
+	NodesExpr      string   // as written
+	Default        bool
+	Hidden         bool
+	State          string // UP, DOWN, DRAIN, INACTIVE
+	MaxTime        uint32 // minutes or Infinite
+	DefaultTime    uint32 // minutes or NoVal
+	MaxNodes       uint32
+	MinNodes       uint32
+	PriorityTier   uint16
+	PriorityFactor uint16
+	OverSubscribe  string
+	AllowAccounts  string
+	AllowGroups    string
+	AllowQos       string
+	DefMemPerCPU   uint64
+	MaxMemPerCPU   uint64
+}
+
+// Config is the parsed file. Keys maps lower-cased keys to the last
+// value seen, for settings read elsewhere (ClusterName, SlurmctldPort …).
+type Config struct {
+	Keys       map[string]string
+	Order      []string // keys in first-seen order, for printing
+	Nodes      []Node
+	Partitions []Partition
+}
+
+// Get returns a key's value (case-insensitive) or def.
+func (c *Config) Get(key, def string) string {
+	if v, ok := c.Keys[strings.ToLower(key)]; ok {
+		return v
+	}
+	return def
+}
+
+// Set sets a key, as a command-line flag overriding the file does.
+func (c *Config) Set(key, val string) {
+	k := strings.ToLower(key)
+	if _, ok := c.Keys[k]; !ok {
+		c.Order = append(c.Order, key)
+	}
+	c.Keys[k] = val
+}
+
+// Node returns the node named name, or nil.
+func (c *Config) Node(name string) *Node {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return &c.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// New returns an empty config.
+func New() *Config { return &Config{Keys: map[string]string{}} }
+
+// Parse reads slurm.conf syntax.
+func Parse(r io.Reader) (*Config, error) {
+	c := New()
+	nodeDefaults := map[string]string{}
+	partDefaults := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	line := 0
+	var pending string
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if strings.HasSuffix(text, "\\") {
+			pending += strings.TrimSuffix(text, "\\") + " "
+			continue
+		}
+		text = pending + text
+		pending = ""
+		if text == "" {
+			continue
+		}
+		kv, err := fields(text)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		first := strings.ToLower(kv[0][0])
+		switch first {
+		case "nodename":
+			if strings.EqualFold(kv[0][1], "DEFAULT") {
+				merge(nodeDefaults, kv[1:])
+				continue
+			}
+			nodes, err := parseNodes(kv, nodeDefaults)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			c.Nodes = append(c.Nodes, nodes...)
+		case "partitionname":
+			if strings.EqualFold(kv[0][1], "DEFAULT") {
+				merge(partDefaults, kv[1:])
+				continue
+			}
+			p, err := parsePartition(kv, partDefaults)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			c.Partitions = append(c.Partitions, p)
+		default:
+			for _, p := range kv {
+				c.Set(p[0], p[1])
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks cross references: partitions name known nodes, names
+// are unique, at most one default partition.
+func (c *Config) Validate() error {
+	seen := map[string]bool{}
+	for _, n := range c.Nodes {
+		if seen[n.Name] {
+			return fmt.Errorf("node %s defined twice", n.Name)
+		}
+		seen[n.Name] = true
+	}
+	defaults := 0
+	pseen := map[string]bool{}
+	for _, p := range c.Partitions {
+		if pseen[p.Name] {
+			return fmt.Errorf("partition %s defined twice", p.Name)
+		}
+		pseen[p.Name] = true
+		if p.Default {
+			defaults++
+		}
+		for _, n := range p.Nodes {
+			if !seen[n] {
+				return fmt.Errorf("partition %s: unknown node %s", p.Name, n)
+			}
+		}
+	}
+	if defaults > 1 {
+		return fmt.Errorf("more than one default partition")
+	}
+	return nil
+}
+
+func merge(dst map[string]string, kv [][2]string) {
+	for _, p := range kv {
+		dst[strings.ToLower(p[0])] = p[1]
+	}
+}
+
+// fields splits "A=b C=d" honouring double quotes.
+func fields(s string) ([][2]string, error) {
+	var out [][2]string
+	for len(s) > 0 {
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			break
+		}
+		eq := strings.IndexByte(s, '=')
+		sp := strings.IndexAny(s, " \t")
+		if eq < 0 || (sp >= 0 && sp < eq) {
+			return nil, fmt.Errorf("expected key=value at %q", s)
+		}
+		key := s[:eq]
+		s = s[eq+1:]
+		var val string
+		if strings.HasPrefix(s, "\"") {
+			end := strings.IndexByte(s[1:], '"')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated quote")
+			}
+			val, s = s[1:end+1], s[end+2:]
+		} else {
+			end := strings.IndexAny(s, " \t")
+			if end < 0 {
+				end = len(s)
+			}
+			val, s = s[:end], s[end:]
+		}
+		out = append(out, [2]string{key, val})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty line")
+	}
+	return out, nil
+}
+
+func parseNodes(kv [][2]string, defaults map[string]string) ([]Node, error) {
+	attrs := map[string]string{}
+	for k, v := range defaults {
+		attrs[k] = v
+	}
+	merge(attrs, kv[1:])
+	names, err := hostlist.Expand(kv[0][1])
+	if err != nil {
+		return nil, err
+	}
+	var addrs, hosts []string
+	if a := attrs["nodeaddr"]; a != "" {
+		if addrs, err = hostlist.Expand(a); err != nil {
+			return nil, err
+		}
+		if len(addrs) != len(names) {
+			return nil, fmt.Errorf("NodeAddr count %d != NodeName count %d", len(addrs), len(names))
+		}
+	}
+	if h := attrs["nodehostname"]; h != "" {
+		if hosts, err = hostlist.Expand(h); err != nil {
+			return nil, err
+		}
+		if len(hosts) != len(names) {
+			return nil, fmt.Errorf("NodeHostname count mismatch")
+		}
+	}
+	u16 := func(k string, def uint16) (uint16, error) {
+		v, ok := attrs[k]
+		if !ok {
+			return def, nil
+		}
+		n, err := strconv.ParseUint(v, 10, 16)
+		return uint16(n), err
+	}
+	boards, err1 := u16("boards", 1)
+	spb, err2 := u16("socketsperboard", 0)
+	sockets, err3 := u16("sockets", 0)
+	cps, err4 := u16("corespersocket", 1)
+	tpc, err5 := u16("threadspercore", 1)
+	cpus, err6 := u16("cpus", 0)
+	for _, e := range []error{err1, err2, err3, err4, err5, err6} {
+		if e != nil {
+			return nil, fmt.Errorf("node %s: %v", kv[0][1], e)
+		}
+	}
+	if sockets == 0 {
+		sockets = boards * spb
+	}
+	if sockets == 0 {
+		if cpus > 0 {
+			// Slurm: with only CPUs given, sockets = CPUs, 1 core, 1 thread.
+			sockets, cps, tpc = cpus, 1, 1
+		} else {
+			sockets = 1
+		}
+	}
+	if cpus == 0 {
+		cpus = sockets * cps * tpc
+	}
+	mem := uint64(1)
+	if v, ok := attrs["realmemory"]; ok {
+		if mem, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("RealMemory: %v", err)
+		}
+	}
+	weight := uint32(1)
+	if v, ok := attrs["weight"]; ok {
+		w, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("Weight: %v", err)
+		}
+		weight = uint32(w)
+	}
+	var tmp uint64
+	if v, ok := attrs["tmpdisk"]; ok {
+		tmp, _ = strconv.ParseUint(v, 10, 32)
+	}
+	out := make([]Node, len(names))
+	for i, n := range names {
+		nd := Node{
+			Name: n, Addr: n, Hostname: n, CPUs: cpus, Boards: boards, Sockets: sockets,
+			CoresPerSocket: cps, ThreadsPerCore: tpc, RealMemory: mem, TmpDisk: uint32(tmp),
+			Gres: attrs["gres"], Features: firstNonEmpty(attrs["features"], attrs["feature"]),
+			Weight: weight, State: strings.ToUpper(firstNonEmpty(attrs["state"], "UNKNOWN")),
+		}
+		if addrs != nil {
+			nd.Addr = addrs[i]
+		}
+		if hosts != nil {
+			nd.Hostname = hosts[i]
+		}
+		out[i] = nd
+	}
+	return out, nil
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, s := range a {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func parsePartition(kv [][2]string, defaults map[string]string) (Partition, error) {
+	attrs := map[string]string{}
+	for k, v := range defaults {
+		attrs[k] = v
+	}
+	merge(attrs, kv[1:])
+	p := Partition{
+		Name: kv[0][1], State: strings.ToUpper(firstNonEmpty(attrs["state"], "UP")),
+		MaxTime: Infinite, DefaultTime: 0xFFFFFFFE, MaxNodes: Infinite, MinNodes: 0,
+		PriorityTier: 1, PriorityFactor: 1, OverSubscribe: strings.ToUpper(firstNonEmpty(attrs["oversubscribe"], attrs["shared"], "NO")),
+		AllowAccounts: firstNonEmpty(attrs["allowaccounts"], "ALL"),
+		AllowGroups:   firstNonEmpty(attrs["allowgroups"], "ALL"),
+		AllowQos:      firstNonEmpty(attrs["allowqos"], "ALL"),
+	}
+	var err error
+	if v := attrs["nodes"]; v != "" && !strings.EqualFold(v, "ALL") {
+		p.NodesExpr = v
+		if p.Nodes, err = hostlist.Expand(v); err != nil {
+			return p, err
+		}
+	} else if strings.EqualFold(v, "ALL") {
+		p.NodesExpr = "ALL"
+	}
+	p.Default = strings.EqualFold(attrs["default"], "YES")
+	p.Hidden = strings.EqualFold(attrs["hidden"], "YES")
+	if v, ok := attrs["maxtime"]; ok {
+		if p.MaxTime, err = ParseTime(v); err != nil {
+			return p, fmt.Errorf("partition %s MaxTime: %v", p.Name, err)
+		}
+	}
+	if v, ok := attrs["defaulttime"]; ok {
+		if p.DefaultTime, err = ParseTime(v); err != nil {
+			return p, fmt.Errorf("partition %s DefaultTime: %v", p.Name, err)
+		}
+	}
+	u32 := func(k string, dst *uint32) error {
+		if v, ok := attrs[k]; ok {
+			if strings.EqualFold(v, "UNLIMITED") || strings.EqualFold(v, "INFINITE") {
+				*dst = Infinite
+				return nil
+			}
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return fmt.Errorf("partition %s %s: %v", p.Name, k, err)
+			}
+			*dst = uint32(n)
+		}
+		return nil
+	}
+	if err := u32("maxnodes", &p.MaxNodes); err != nil {
+		return p, err
+	}
+	if err := u32("minnodes", &p.MinNodes); err != nil {
+		return p, err
+	}
+	if v, ok := attrs["prioritytier"]; ok {
+		n, _ := strconv.ParseUint(v, 10, 16)
+		p.PriorityTier = uint16(n)
+	}
+	if v, ok := attrs["priorityjobfactor"]; ok {
+		n, _ := strconv.ParseUint(v, 10, 16)
+		p.PriorityFactor = uint16(n)
+	}
+	if v, ok := attrs["defmempercpu"]; ok {
+		p.DefMemPerCPU, _ = strconv.ParseUint(v, 10, 64)
+	}
+	if v, ok := attrs["maxmempercpu"]; ok {
+		p.MaxMemPerCPU, _ = strconv.ParseUint(v, 10, 64)
+	}
+	return p, nil
+}
+
+// ParseTime parses Slurm time limits into minutes: "INFINITE"/"UNLIMITED",
+// "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S". Seconds round up.
+func ParseTime(s string) (uint32, error) {
+	if strings.EqualFold(s, "INFINITE") || strings.EqualFold(s, "UNLIMITED") || s == "-1" {
+		return Infinite, nil
+	}
+	var days, h, m, sec uint64
+	rest := s
+	hasDays := false
+	if d, r, ok := strings.Cut(s, "-"); ok {
+		v, err := strconv.ParseUint(d, 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("bad time %q", s)
+		}
+		days, rest, hasDays = v, r, true
+	}
+	parts := strings.Split(rest, ":")
+	nums := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("bad time %q", s)
+		}
+		nums[i] = v
+	}
+	switch {
+	case hasDays && len(nums) == 1:
+		h = nums[0]
+	case hasDays && len(nums) == 2:
+		h, m = nums[0], nums[1]
+	case hasDays && len(nums) == 3:
+		h, m, sec = nums[0], nums[1], nums[2]
+	case len(nums) == 1:
+		m = nums[0]
+	case len(nums) == 2:
+		m, sec = nums[0], nums[1]
+	case len(nums) == 3:
+		h, m, sec = nums[0], nums[1], nums[2]
+	default:
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	total := days*24*60 + h*60 + m + (sec+59)/60
+	if total >= Infinite {
+		return 0, fmt.Errorf("time %q too large", s)
+	}
+	return uint32(total), nil
+}

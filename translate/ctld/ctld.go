@@ -1,0 +1,150 @@
+// Package ctld gives meaning to controller RPCs: it answers reads from an
+// immutable snapshot whose encoded replies are cached per protocol
+// version, and turns writes (submissions) into durable job records and
+// engine operations. It implements edge.Handler's method set without
+// importing edge (edge depends on translate, not the reverse).
+package ctld
+
+import (
+	"context"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/conf"
+)
+
+// Request mirrors edge.Request (same layout, converted by the caller).
+type Request struct {
+	Version uint16
+	Flags   uint16
+	MsgType uint16
+	UID     uint32
+	GID     uint32
+	Body    []byte
+}
+
+// Reply mirrors edge.Reply.
+type Reply struct {
+	Frame   []byte
+	MsgType uint16
+	Body    []byte
+}
+
+// Options configure the controller.
+type Options struct {
+	Conf        *conf.Config
+	Store       *state.Store
+	Backend     translate.Backend
+	Stats       *state.RPCStats
+	ClusterName string
+	ServerHost  string // hostname advertised as SlurmctldHost
+	ServerAddr  string
+	Port        uint16
+	SlurmUser   string
+	SlurmUID    uint32
+	Operators   map[uint32]bool // uids allowed to act on any job (root is always)
+	Log         *log.Logger
+}
+
+// Controller is the frontend's slurmctld.
+type Controller struct {
+	opt      Options
+	snap     atomic.Pointer[Snapshot]
+	mu       sync.Mutex // serializes snapshot rebuilds after writes
+	started  time.Time
+	topo     *translate.Topology
+	jobs     []*jobEntry
+	jobIndex map[uint32]*jobEntry
+	counters counters
+}
+
+type counters struct {
+	submitted, started, completed, canceled, failed atomic.Uint32
+}
+
+// New loads jobs from the store and builds the first snapshot.
+func New(ctx context.Context, opt Options) (*Controller, error) {
+	c := &Controller{opt: opt, started: time.Now(), jobIndex: map[uint32]*jobEntry{}}
+	topo, err := opt.Backend.Topology(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.topo = topo
+	jobs, err := opt.Store.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		e := &jobEntry{job: j}
+		c.jobs = append(c.jobs, e)
+		c.jobIndex[j.ID] = e
+	}
+	c.rebuild(time.Now().Unix())
+	return c, nil
+}
+
+// Snapshot returns the current snapshot.
+func (c *Controller) Snapshot() *Snapshot { return c.snap.Load() }
+
+// Fast answers read RPCs from the snapshot without blocking.
+func (c *Controller) Fast(req *Request) (Reply, bool) {
+	s := c.snap.Load()
+	switch req.MsgType {
+	case codec.REQUEST_PING:
+		return s.rc(req.Version, codec.SLURM_SUCCESS), true
+	}
+	if r, ok := c.fastInfo(s, req); ok {
+		return r, true
+	}
+	switch req.MsgType {
+	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_UPDATE_JOB,
+		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO:
+		return Reply{}, false
+	}
+	// Anything else: slurmctld answers unknown RPCs with EINVAL; those
+	// we know but do not (yet) support get ESLURM_NOT_SUPPORTED so the
+	// client prints an honest reason.
+	if _, known := knownUnsupported[req.MsgType]; known {
+		return s.rc(req.Version, codec.ESLURM_NOT_SUPPORTED), true
+	}
+	return s.rc(req.Version, codec.EINVAL), true
+}
+
+var knownUnsupported = map[uint16]struct{}{
+	codec.REQUEST_JOB_REQUEUE: {}, codec.REQUEST_SUSPEND: {}, codec.REQUEST_CANCEL_JOB_STEP: {},
+	codec.REQUEST_KILL_JOBS: {}, codec.REQUEST_PRIORITY_FACTORS: {}, codec.REQUEST_SHARE_INFO: {},
+	codec.REQUEST_CONFIG: {}, codec.REQUEST_BATCH_SCRIPT: {}, codec.REQUEST_JOB_READY: {},
+	codec.REQUEST_JOB_STATE: {},
+}
+
+// Slow runs writes on a worker goroutine.
+func (c *Controller) Slow(req *Request) Reply {
+	switch req.MsgType {
+	case codec.REQUEST_SUBMIT_BATCH_JOB:
+		return c.submit(req)
+	case codec.REQUEST_KILL_JOB:
+		return c.kill(req)
+	case codec.REQUEST_UPDATE_JOB:
+		return c.update(req)
+	case codec.REQUEST_JOB_WILL_RUN:
+		return rcReply(codec.ESLURM_NOT_SUPPORTED)
+	case codec.REQUEST_STATS_INFO:
+		return c.statsInfo(req)
+	}
+	return rcReply(codec.EINVAL)
+}
+
+func rcReply(rc uint32) Reply {
+	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{byte(rc >> 24), byte(rc >> 16), byte(rc >> 8), byte(rc)}}
+}
+
+func (c *Controller) logf(format string, args ...any) {
+	if c.opt.Log != nil {
+		c.opt.Log.Printf(format, args...)
+	}
+}

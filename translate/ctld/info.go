@@ -1,0 +1,379 @@
+package ctld
+
+import (
+	"strings"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/conf"
+)
+
+// Show flags (slurm.h).
+const (
+	showAll    = 0x0001
+	showDetail = 0x0002
+)
+
+// fastInfo answers the read RPCs. Request decoders allocate nothing;
+// whole replies come prebuilt from the snapshot.
+func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
+	r := codec.NewReader(req.Body)
+	v := req.Version
+	switch req.MsgType {
+	case codec.REQUEST_JOB_INFO:
+		var m codec.JobInfoRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if unchanged(m.LastUpdate, s.JobsUpdate) {
+			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
+		}
+		if m.JobIDsSet && m.JobIDs.Len() > 0 {
+			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At), true
+		}
+		kind := kJobInfo
+		if m.ShowFlags&showDetail != 0 {
+			kind = kJobInfoDetail
+		}
+		return Reply{Frame: s.cached(v, kind, func(w *codec.Writer) uint16 {
+			s.encodeJobs(w, v, m.ShowFlags&showDetail != 0, func(*state.Job) bool { return true })
+			return codec.RESPONSE_JOB_INFO
+		})}, true
+	case codec.REQUEST_JOB_INFO_SINGLE:
+		var m codec.JobInfoSingleRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		return s.jobInfoIDs(v, m.ShowFlags, func(int) uint32 { return m.JobID }), true
+	case codec.REQUEST_JOB_USER_INFO:
+		var m codec.JobUserInfoRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		w := codec.Writer{}
+		s.encodeJobs(&w, v, m.ShowFlags&showDetail != 0, func(j *state.Job) bool { return j.UserID == m.UserID })
+		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
+	case codec.REQUEST_PARTITION_INFO:
+		var m codec.PartitionInfoRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if unchanged(m.LastUpdate, s.PartsUpdate) {
+			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
+		}
+		all := m.ShowFlags&showAll != 0
+		kind := kPartInfo
+		if all {
+			kind = kPartInfoAll
+		}
+		return Reply{Frame: s.cached(v, kind, func(w *codec.Writer) uint16 {
+			s.encodePartitions(w, v, all)
+			return codec.RESPONSE_PARTITION_INFO
+		})}, true
+	case codec.REQUEST_NODE_INFO:
+		var m codec.NodeInfoRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if unchanged(m.LastUpdate, s.NodesUpdate) {
+			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
+		}
+		return Reply{Frame: s.cached(v, kNodeInfo, func(w *codec.Writer) uint16 {
+			s.encodeNodes(w, v, "")
+			return codec.RESPONSE_NODE_INFO
+		})}, true
+	case codec.REQUEST_NODE_INFO_SINGLE:
+		var m codec.NodeInfoSingleRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if len(m.NodeName) == 0 {
+			return Reply{Frame: s.cached(v, kNodeInfo, func(w *codec.Writer) uint16 {
+				s.encodeNodes(w, v, "")
+				return codec.RESPONSE_NODE_INFO
+			})}, true
+		}
+		w := codec.Writer{}
+		if !s.encodeNodes(&w, v, string(m.NodeName)) {
+			return s.rc(v, codec.ESLURM_INVALID_NODE_NAME), true
+		}
+		return Reply{MsgType: codec.RESPONSE_NODE_INFO, Body: w.B}, true
+	case codec.REQUEST_BUILD_INFO:
+		var m codec.BuildInfoRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if unchanged(m.LastUpdate, s.ConfUpdate) {
+			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
+		}
+		return Reply{Frame: s.cached(v, kBuildInfo, func(w *codec.Writer) uint16 {
+			bi := c.buildInfo(s)
+			bi.Encode(w, v)
+			return codec.RESPONSE_BUILD_INFO
+		})}, true
+	case codec.REQUEST_FED_INFO:
+		return Reply{Frame: s.cached(v, kFedInfo, func(w *codec.Writer) uint16 {
+			(&codec.FedInfo{}).Encode(w, v)
+			return codec.RESPONSE_FED_INFO
+		})}, true
+	case codec.REQUEST_LICENSE_INFO:
+		return Reply{Frame: s.cached(v, kLicenseInfo, func(w *codec.Writer) uint16 {
+			(&codec.LicenseInfoMsg{LastUpdate: s.ConfUpdate}).Encode(w, v)
+			return codec.RESPONSE_LICENSE_INFO
+		})}, true
+	case codec.REQUEST_RESERVATION_INFO:
+		return Reply{Frame: s.cached(v, kResvInfo, func(w *codec.Writer) uint16 {
+			(&codec.ReservationInfoMsg{LastUpdate: s.ConfUpdate}).Encode(w, v)
+			return codec.RESPONSE_RESERVATION_INFO
+		})}, true
+	case codec.REQUEST_JOB_STEP_INFO:
+		var m codec.JobStepInfoRequest
+		if err := m.Decode(&r, v); err != nil {
+			return s.rc(v, codec.CodeOf(err)), true
+		}
+		// No job runs steps before job execution lands: an empty list.
+		w := codec.Writer{}
+		(&codec.JobStepInfoMsg{LastUpdate: s.JobsUpdate}).Encode(&w, v)
+		return Reply{MsgType: codec.RESPONSE_JOB_STEP_INFO, Body: w.B}, true
+	}
+	return Reply{}, false
+}
+
+// jobInfoIDs answers for specific job IDs; an unknown single ID is
+// ESLURM_INVALID_JOB_ID as slurmctld answers.
+func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32) Reply {
+	first := idAt(0)
+	e := s.byID[first]
+	if e == nil {
+		return s.rc(v, codec.ESLURM_INVALID_JOB_ID)
+	}
+	w := codec.Writer{}
+	want := map[uint32]bool{first: true}
+	s.encodeJobs(&w, v, showFlags&showDetail != 0, func(j *state.Job) bool {
+		return want[j.ID] || (j.ArrayJobID != 0 && want[j.ArrayJobID])
+	})
+	return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}
+}
+
+// encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts,
+// using each job's cached encoded record.
+func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, detail bool, keep func(*state.Job) bool) {
+	n := uint32(0)
+	for _, e := range s.jobs {
+		if keep(e.job) {
+			n++
+		}
+	}
+	codec.AppendJobInfoHeader(w, v, n, s.JobsUpdate, 0)
+	for _, e := range s.jobs {
+		if !keep(e.job) {
+			continue
+		}
+		if detail {
+			ji := s.c.jobInfo(s, e.job, true)
+			ji.Encode(w, v)
+			continue
+		}
+		p := e.enc[vidx(v)].Load()
+		if p == nil {
+			rw := codec.Writer{}
+			ji := s.c.jobInfo(s, e.job, false)
+			ji.Encode(&rw, v)
+			p = &rw.B
+			e.enc[vidx(v)].Store(p)
+		}
+		w.B = append(w.B, (*p)...)
+	}
+}
+
+// nodeIndex maps node names to their position in the node table.
+func (c *Controller) nodeIndex(name string) int {
+	for i, n := range c.opt.Conf.Nodes {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Snapshot) encodePartitions(w *codec.Writer, v uint16, all bool) {
+	parts := s.c.opt.Conf.Partitions
+	var keep []*conf.Partition
+	for i := range parts {
+		if parts[i].Hidden && !all {
+			continue
+		}
+		keep = append(keep, &parts[i])
+	}
+	codec.AppendPartitionInfoHeader(w, v, uint32(len(keep)), s.PartsUpdate)
+	for _, p := range keep {
+		pi := s.c.partitionInfo(p)
+		pi.Encode(w, v)
+	}
+}
+
+// encodeNodes writes every node, or only the named one (reporting
+// whether it exists).
+func (s *Snapshot) encodeNodes(w *codec.Writer, v uint16, only string) bool {
+	nodes := s.c.opt.Conf.Nodes
+	if only != "" {
+		i := s.c.nodeIndex(only)
+		if i < 0 {
+			return false
+		}
+		codec.AppendNodeInfoSingleHeader(w, v, 1, s.NodesUpdate)
+		ni := s.c.nodeInfo(s, &nodes[i])
+		ni.Encode(w, v)
+		return true
+	}
+	codec.AppendNodeInfoHeader(w, v, uint32(len(nodes)), s.NodesUpdate)
+	for i := range nodes {
+		ni := s.c.nodeInfo(s, &nodes[i])
+		ni.Encode(w, v)
+	}
+	return true
+}
+
+func (c *Controller) agent(s *Snapshot, name string) *translate.Agent {
+	for i := range s.topo.Agents {
+		if s.topo.Agents[i].ID == name {
+			return &s.topo.Agents[i]
+		}
+	}
+	return nil
+}
+
+// nodeInfo describes a node as slurmctld would for a registered, idle
+// slurmd: the engine's agent is the node's slurmd.
+func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node) codec.NodeInfo {
+	ni := codec.BlankNodeInfo()
+	ni.Name, ni.NodeHostname, ni.NodeAddr = n.Name, n.Hostname, n.Addr
+	ni.Port = c.opt.Port + 1
+	ni.NodeState = codec.NODE_STATE_IDLE
+	ni.Version = slurmVersionString
+	ni.CPUs, ni.Boards, ni.Sockets, ni.Cores, ni.Threads = n.CPUs, n.Boards, n.Sockets, n.CoresPerSocket, n.ThreadsPerCore
+	ni.RealMemory, ni.TmpDisk, ni.Weight = n.RealMemory, n.TmpDisk, n.Weight
+	ni.CPUsEfctv = n.CPUs
+	ni.Gres, ni.Features, ni.FeaturesAct = n.Gres, n.Features, n.Features
+	ni.SelectPluginID = 109 // select/cons_tres
+	ni.TRESFmtStr = nodeTRES(n)
+	ni.Arch = "x86_64"
+	ni.OS = "Linux"
+	if a := c.agent(s, n.Name); a != nil {
+		ni.BootTime, ni.SlurmdStartTime, ni.LastBusy = a.BootTime, c.started.Unix(), c.started.Unix()
+		ni.Arch, ni.OS = a.Arch, a.OS
+		ni.CPULoad = uint32(a.CPULoad * 100)
+		ni.FreeMem = a.FreeMem >> 20
+		if a.Status != translate.AgentAlive {
+			ni.NodeState = codec.NODE_STATE_DOWN | codec.NODE_STATE_NO_RESPOND
+		}
+	}
+	switch n.State {
+	case "DOWN":
+		ni.NodeState = codec.NODE_STATE_DOWN
+	case "DRAIN":
+		ni.NodeState = codec.NODE_STATE_IDLE | codec.NODE_STATE_DRAIN
+	case "FUTURE":
+		ni.NodeState = codec.NODE_STATE_FUTURE
+	}
+	return ni
+}
+
+func nodeTRES(n *conf.Node) string {
+	s := "cpu=" + itoa(uint64(n.CPUs)) + ",mem=" + memString(n.RealMemory) + ",billing=" + itoa(uint64(n.CPUs))
+	if g := gpuCount(n.Gres); g > 0 {
+		s += ",gres/gpu=" + itoa(g)
+	}
+	return s
+}
+
+func gpuCount(gres string) uint64 {
+	for _, g := range strings.Split(gres, ",") {
+		parts := strings.Split(g, ":")
+		if len(parts) >= 2 && parts[0] == "gpu" {
+			var n uint64
+			for _, ch := range parts[len(parts)-1] {
+				if ch < '0' || ch > '9' {
+					return 0
+				}
+				n = n*10 + uint64(ch-'0')
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+func (c *Controller) partitionInfo(p *conf.Partition) codec.PartitionInfo {
+	pi := codec.PartitionInfo{
+		Name: p.Name, MaxTime: p.MaxTime, DefaultTime: p.DefaultTime, MaxNodes: p.MaxNodes,
+		MinNodes: p.MinNodes, MaxCPUsPerNode: codec.Infinite, MaxCPUsPerSocket: codec.Infinite,
+		MaxShare: 1, OverTimeLimit: codec.NoVal16, PreemptMode: codec.NoVal16,
+		PriorityJobFactor: p.PriorityFactor, PriorityTier: p.PriorityTier,
+		ResumeTimeout: codec.NoVal16, SuspendTimeout: codec.NoVal16, SuspendTime: codec.NoVal,
+		Nodes: p.NodesExpr, DefMemPerCPU: p.DefMemPerCPU, MaxMemPerCPU: p.MaxMemPerCPU,
+	}
+	if p.AllowAccounts != "ALL" {
+		pi.AllowAccounts = p.AllowAccounts
+	}
+	if p.AllowGroups != "ALL" {
+		pi.AllowGroups = p.AllowGroups
+	}
+	if p.AllowQos != "ALL" {
+		pi.AllowQOS = p.AllowQos
+	}
+	if p.Default {
+		pi.Flags |= codec.PART_FLAG_DEFAULT
+	}
+	if p.Hidden {
+		pi.Flags |= codec.PART_FLAG_HIDDEN
+	}
+	switch p.State {
+	case "UP":
+		pi.StateUp = codec.PARTITION_SUBMIT | codec.PARTITION_SCHED
+	case "DRAIN":
+		pi.StateUp = codec.PARTITION_SCHED
+	case "INACTIVE":
+		pi.StateUp = 0
+	case "DOWN":
+		pi.StateUp = codec.PARTITION_SUBMIT
+	}
+	switch p.OverSubscribe {
+	case "EXCLUSIVE":
+		pi.MaxShare = 0
+	case "YES":
+		pi.MaxShare = 4
+	case "FORCE":
+		pi.MaxShare = 4 | 0x8000
+	}
+	var cpus uint32
+	var mem uint64
+	var idx []int
+	for _, name := range p.Nodes {
+		if n := c.opt.Conf.Node(name); n != nil {
+			cpus += uint32(n.CPUs)
+			mem += n.RealMemory
+			idx = append(idx, c.nodeIndex(name))
+		}
+	}
+	pi.TotalNodes, pi.TotalCPUs = uint32(len(p.Nodes)), cpus
+	hb := codec.NewHexBits(len(c.opt.Conf.Nodes), idx...)
+	pi.NodeInxBits, pi.NodeInx = hb.NBits, hb.Hex
+	pi.TRESFmtStr = "cpu=" + itoa(uint64(cpus)) + ",mem=" + memString(mem) + ",node=" + itoa(uint64(len(p.Nodes))) + ",billing=" + itoa(uint64(cpus))
+	return pi
+}
+
+func itoa(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(b[i:])
+}

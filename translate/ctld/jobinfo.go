@@ -1,0 +1,100 @@
+package ctld
+
+import (
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/conf"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
+)
+
+// jobBitflags is what slurmctld 22.05-26.05 reports in a plain batch
+// job's bitflags (seen in the captures): the job_desc "use default"
+// account/partition/qos/wckey bits plus the controller's own markers.
+const jobBitflags = 0xbe000000
+
+// jobInfo renders a job as slurmctld's job_info record. Values that
+// Backend.AI does not model take slurmctld's defaults for a plain batch
+// job, checked field by field against real captures (see jobinfo_test).
+func (c *Controller) jobInfo(s *Snapshot, j *state.Job, detail bool) codec.JobInfo {
+	ji := codec.JobInfo{
+		JobID: j.ID, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayMaxTasks: j.ArrayMax,
+		HetJobOffset: codec.NoVal, UserID: j.UserID, GroupID: j.GroupID,
+		JobState: j.State, StateReason: j.Reason, BatchFlag: 1, Bitflags: jobBitflags,
+		ExitCode: j.ExitCode, Priority: j.Priority, SiteFactor: codec.NiceOffset,
+		BillableTRES: float64(codec.NoVal), StartProtocolVer: j.ProtoVersion,
+		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
+		LastSchedEval: j.SubmitTime, Deadline: j.Deadline, TimeLimit: j.TimeLimit, TimeMin: j.TimeMin,
+		Nice: codec.NiceToWire(j.Nice), Account: j.Account, AllocNode: allocNode(j.AllocNode),
+		Cluster: c.opt.ClusterName, Comment: j.Comment, Container: j.Container,
+		MailType: j.MailType, MailUser: j.MailUser, Name: j.Name, Network: j.Network,
+		Nodes: j.Nodes, Partition: j.Partition, QOS: j.QOS, TRESReqStr: j.TresReqStr,
+		TRESAllocStr: j.TresAllocStr, TRESPerNode: j.TresPerNode, TRESPerJob: j.TresPerJob,
+		TRESPerTask: j.TresPerTask, BatchHost: j.BatchHost,
+		CPUFreqMin: codec.NoVal, CPUFreqMax: codec.NoVal, CPUFreqGov: codec.NoVal,
+		Dependency: j.Dependency, NTasksPerNode: j.TasksPerNode, Requeue: 1,
+		WorkDir: j.WorkDir, Features: j.Features, Command: j.Command,
+		NumCPUs: j.MinCPUs, NumNodes: j.MinNodes, MaxNodes: j.MaxNodes, NumTasks: j.NumTasks,
+		Shared: codec.NoVal16, CoreSpec: codec.NoVal16, CPUsPerTask: j.CPUsPerTask,
+		PnMinCPUs: j.CPUsPerTask, PnMinMemory: j.MemPerNodeMB, OOMKillStep: codec.NoVal16,
+		ReqNodes: j.ReqNodes, ExcNodes: j.ExcNodes, StdErr: j.StdErr, StdIn: j.StdIn, StdOut: j.StdOut,
+		SelectPluginID: 109,
+		MC: &codec.JobMultiCore{
+			BoardsPerNode: codec.NoVal16, SocketsPerBoard: codec.NoVal16, SocketsPerNode: codec.NoVal16,
+			CoresPerSocket: codec.NoVal16, ThreadsPerCore: codec.NoVal16, NTasksPerBoard: codec.NoVal16,
+			NTasksPerSocket: codec.NoVal16, NTasksPerCore: codec.NoVal16, PlaneSize: codec.NoVal16,
+		},
+	}
+	if j.ArrayTasks != "" && j.ArrayTaskID == codec.NoVal {
+		ji.ArrayTaskStr = j.ArrayTasks
+	}
+	if !j.Requeue {
+		// slurmctld reports the cluster default (JobRequeue=1) unless
+		// the job said --no-requeue; we store the choice as given.
+		ji.Requeue = 1
+	}
+	if j.MailUser == "" {
+		ji.MailUser = j.UserName
+	}
+	if ji.StdIn == "" {
+		ji.StdIn = "/dev/null"
+	}
+	if ji.StdOut == "" && codec.JobIsPending(j.State) {
+		ji.StdOut = ""
+	}
+	if j.MemPerCPUMB > 0 {
+		ji.PnMinMemory = j.MemPerCPUMB | codec.MemPerCPU
+	}
+	if j.Exclusive {
+		ji.Shared = 0
+	}
+	if j.Contiguous {
+		ji.Contiguous = 1
+	}
+	if j.MaxNodes == 0 && j.ProtoVersion >= codec.V23_02 {
+		ji.MaxNodes = j.MinNodes
+	}
+	if j.Nodes != "" {
+		if names, err := hostlist.Expand(j.Nodes); err == nil {
+			var idx []int
+			for _, n := range names {
+				if i := c.nodeIndex(n); i >= 0 {
+					idx = append(idx, i)
+				}
+			}
+			ji.NodeInx = codec.NewHexBits(len(c.opt.Conf.Nodes), idx...)
+		}
+	}
+	if ji.TimeLimit == codec.NoVal {
+		ji.TimeLimit = conf.Infinite
+	}
+	return ji
+}
+
+// allocNode is the submit host slurmctld records: the credential's origin
+// host name, "localhost" for loopback submissions as in the captures.
+func allocNode(h string) string {
+	if h == "" {
+		return "localhost"
+	}
+	return h
+}

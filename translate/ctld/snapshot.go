@@ -1,0 +1,130 @@
+package ctld
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
+)
+
+const nVersions = 8
+
+func vidx(v uint16) int { return int(v>>8) - int(codec.MinVersion>>8) }
+
+// jobEntry is a job record plus its encoded JobInfo record per protocol
+// version. Records are immutable: a change makes a new entry, so encoded
+// bytes are shared by every snapshot that holds the same entry.
+type jobEntry struct {
+	job *state.Job
+	enc [nVersions]atomic.Pointer[[]byte]
+}
+
+// reply kinds cached per snapshot and version.
+const (
+	kJobInfo = iota
+	kJobInfoDetail
+	kPartInfo
+	kPartInfoAll
+	kNodeInfo
+	kNodeInfoAll
+	kBuildInfo
+	kFedInfo
+	kLicenseInfo
+	kResvInfo
+	kRC0
+	kNoChange
+	kEINVAL
+	kNotSupported
+	nKinds
+)
+
+type slot struct {
+	once  sync.Once
+	frame []byte
+}
+
+// Snapshot is an immutable view of the cluster and its jobs. Replies are
+// encoded on first use per (version, kind) and then served as bytes.
+type Snapshot struct {
+	Gen         uint64
+	JobsUpdate  int64 // last change to any job (seconds)
+	NodesUpdate int64
+	PartsUpdate int64
+	ConfUpdate  int64
+	jobs        []*jobEntry
+	byID        map[uint32]*jobEntry
+	topo        *translate.Topology
+	c           *Controller
+	slots       [nVersions][nKinds]slot
+}
+
+// Jobs returns the snapshot's job records in ID order.
+func (s *Snapshot) Jobs() []*state.Job {
+	out := make([]*state.Job, len(s.jobs))
+	for i, e := range s.jobs {
+		out[i] = e.job
+	}
+	return out
+}
+
+// cached returns the prebuilt frame for (version, kind), building it once.
+func (s *Snapshot) cached(version uint16, kind int, build func(w *codec.Writer) uint16) []byte {
+	sl := &s.slots[vidx(version)][kind]
+	sl.once.Do(func() {
+		w := codec.Writer{B: make([]byte, 0, 256)}
+		msgType := build(&w)
+		sl.frame = codec.AppendFrame(make([]byte, 0, len(w.B)+codec.HeaderLen+4), version, msgType, nil, w.B)
+	})
+	return sl.frame
+}
+
+func (s *Snapshot) rc(version uint16, rc uint32) Reply {
+	kind := -1
+	switch rc {
+	case codec.SLURM_SUCCESS:
+		kind = kRC0
+	case codec.SLURM_NO_CHANGE_IN_DATA:
+		kind = kNoChange
+	case codec.EINVAL:
+		kind = kEINVAL
+	case codec.ESLURM_NOT_SUPPORTED:
+		kind = kNotSupported
+	}
+	if kind < 0 {
+		return rcReply(rc)
+	}
+	return Reply{Frame: s.cached(version, kind, func(w *codec.Writer) uint16 {
+		w.U32(rc)
+		return codec.RESPONSE_SLURM_RC
+	})}
+}
+
+// rebuild publishes a new snapshot of c.jobs; callers hold c.mu or are in
+// New. now is the change time in seconds.
+func (c *Controller) rebuild(now int64) {
+	old := c.snap.Load()
+	s := &Snapshot{c: c, topo: c.topo, byID: make(map[uint32]*jobEntry, len(c.jobs))}
+	s.jobs = append([]*jobEntry(nil), c.jobs...)
+	for _, e := range s.jobs {
+		s.byID[e.job.ID] = e
+	}
+	if old == nil {
+		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, now, now
+	} else {
+		s.Gen = old.Gen + 1
+		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, old.NodesUpdate, old.PartsUpdate, old.ConfUpdate
+	}
+	c.snap.Store(s)
+}
+
+// unchanged reports whether an info request's last_update lets us answer
+// SLURM_NO_CHANGE_IN_DATA: slurmctld does so when the client's time is
+// strictly newer than the last change (last_update - 1 >= server time).
+func unchanged(lastUpdate, serverUpdate int64) bool {
+	return lastUpdate != 0 && lastUpdate-1 >= serverUpdate
+}
+
+func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }

@@ -1,0 +1,273 @@
+package ctld
+
+import (
+	"os/user"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/conf"
+)
+
+// submit handles REQUEST_SUBMIT_BATCH_JOB: validate as slurmctld does,
+// allocate the job ID durably, store the record, publish a new snapshot,
+// then answer. Nothing is acknowledged before it is on disk.
+func (c *Controller) submit(req *Request) Reply {
+	var d codec.JobDesc
+	r := codec.NewReader(req.Body)
+	if err := d.Decode(&r, req.Version); err != nil {
+		c.logf("submit from uid %d: undecodable job description: %v", req.UID, err)
+		return rcReply(codec.CodeOf(err))
+	}
+	job, sc, err := c.translateJobDesc(req, &d)
+	if err != nil {
+		c.logf("submit from uid %d refused: %v", req.UID, err)
+		return rcReply(codec.CodeOf(err))
+	}
+	c.mu.Lock()
+	jobs, err := c.opt.Store.Submit(1, sc, func(id uint32) ([]*state.Job, error) {
+		j := *job
+		j.ID = id
+		if j.ArrayTasks != "" {
+			j.ArrayJobID = id
+		}
+		return []*state.Job{&j}, nil
+	})
+	if err != nil {
+		c.mu.Unlock()
+		c.logf("submit: %v", err)
+		return rcReply(codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
+	}
+	e := &jobEntry{job: jobs[0]}
+	c.jobs = append(c.jobs, e)
+	c.jobIndex[e.job.ID] = e
+	c.rebuild(time.Now().Unix())
+	c.mu.Unlock()
+	c.counters.submitted.Add(1)
+	resp := codec.SubmitResponse{StepID: codec.JobStepID{JobID: jobs[0].ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal}}
+	w := codec.Writer{}
+	resp.Encode(&w, req.Version)
+	return Reply{MsgType: codec.RESPONSE_SUBMIT_BATCH_JOB, Body: w.B}
+}
+
+// translateJobDesc turns a job description into a job record, refusing
+// up front what cannot be honoured (honest compatibility).
+func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Job, *state.Script, error) {
+	privileged := req.UID == 0 || req.UID == c.opt.SlurmUID
+	uid, gid := d.UserID, d.GroupID
+	if uid == codec.SlurmAuthNobody || uid == codec.NoVal {
+		uid = req.UID
+	}
+	if gid == codec.SlurmAuthNobody || gid == codec.NoVal {
+		gid = req.GID
+	}
+	if !privileged && (uid != req.UID || gid != req.GID) {
+		return nil, nil, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "uid %d may not submit as %d:%d", req.UID, uid, gid)
+	}
+	if d.Script == "" {
+		return nil, nil, codec.Errorf(codec.ESLURM_JOB_SCRIPT_MISSING, "no batch script")
+	}
+	if len(d.Environment) == 0 {
+		return nil, nil, codec.Errorf(codec.ESLURM_ENVIRONMENT_MISSING, "no environment")
+	}
+	part, err := c.pickPartition(d.Partition)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now().Unix()
+	j := &state.Job{
+		ArrayTaskID: codec.NoVal, Name: d.Name, UserID: uid, GroupID: gid, UserName: userName(uid),
+		Partition: part.Name, Account: d.Account, QOS: d.QOS, Comment: d.Comment, WorkDir: d.WorkDir,
+		StdIn: d.StdIn, StdOut: d.StdOut, StdErr: d.StdErr, Container: d.Container,
+		AllocNode: d.AllocNode, SubmitTime: now, BeginTime: d.BeginTime, Deadline: d.Deadline,
+		TimeLimit: d.TimeLimit, TimeMin: d.TimeMin, State: codec.JOB_PENDING, Priority: 1,
+		ReqNodes: d.ReqNodes, ExcNodes: d.ExcNodes, Features: d.Features, Dependency: d.Dependency,
+		TresPerNode: d.TRESPerNode, TresPerJob: d.TRESPerJob, TresPerTask: d.TRESPerTask,
+		MailUser: d.MailUser, Network: d.Network, ProtoVersion: req.Version, OpenMode: d.OpenMode,
+		ArrayTasks: d.ArrayInx,
+	}
+	if j.Name == "" {
+		j.Name = "sbatch"
+	}
+	if d.Nice != codec.NoVal {
+		j.Nice = codec.NiceFromWire(d.Nice)
+	}
+	if d.Requeue != codec.NoVal16 {
+		j.Requeue = d.Requeue == 1
+	}
+	if d.Shared == 0 {
+		j.Exclusive = true
+	}
+	if d.MailType != codec.NoVal16 {
+		j.MailType = d.MailType
+	}
+	if d.Contiguous == 1 {
+		j.Contiguous = true
+	}
+	// Sizes, with slurmctld's defaults: one node, one task, one CPU each.
+	j.MinNodes, j.MaxNodes = 1, d.MaxNodes
+	if d.MinNodes != codec.NoVal && d.MinNodes > 0 {
+		j.MinNodes = d.MinNodes
+	}
+	if j.MaxNodes == codec.NoVal || j.MaxNodes == 0 {
+		j.MaxNodes = 0
+	}
+	j.NumTasks = 1
+	if d.NumTasks != codec.NoVal && d.NumTasks > 0 {
+		j.NumTasks = d.NumTasks
+	}
+	j.CPUsPerTask = 1
+	if d.CPUsPerTask != codec.NoVal16 && d.CPUsPerTask > 0 {
+		j.CPUsPerTask = d.CPUsPerTask
+	}
+	if d.NtasksPerNode != codec.NoVal16 {
+		j.TasksPerNode = d.NtasksPerNode
+		if d.NumTasks == codec.NoVal && j.TasksPerNode > 0 {
+			j.NumTasks = uint32(j.TasksPerNode) * j.MinNodes
+		}
+	}
+	j.MinCPUs = j.NumTasks * uint32(j.CPUsPerTask)
+	if d.MinCPUs != codec.NoVal && d.MinCPUs > j.MinCPUs {
+		j.MinCPUs = d.MinCPUs
+	}
+	if perCPU, mb := d.MemPerCPU(); mb != codec.NoVal64 {
+		if perCPU {
+			j.MemPerCPUMB = mb
+		} else {
+			j.MemPerNodeMB = mb
+		}
+	}
+	// Time limit: the partition's default, else its maximum.
+	if j.TimeLimit == codec.NoVal {
+		if part.DefaultTime != codec.NoVal {
+			j.TimeLimit = part.DefaultTime
+		} else {
+			j.TimeLimit = part.MaxTime
+		}
+	}
+	if err := c.fits(j, part); err != nil {
+		return nil, nil, err
+	}
+	// State: held (priority 0) or waiting.
+	switch {
+	case d.Priority == 0:
+		j.Priority = 0
+		j.State = codec.JOB_PENDING
+		if privileged && req.UID != uid {
+			j.HeldBy, j.Reason = 1, codec.WAIT_HELD
+		} else {
+			j.HeldBy, j.Reason = 2, codec.WAIT_HELD_USER
+		}
+	case j.Dependency != "":
+		j.Reason = codec.WAIT_DEPENDENCY
+	case j.BeginTime > now:
+		j.Reason = codec.WAIT_TIME
+	case part.MaxTime != conf.Infinite && j.TimeLimit != conf.Infinite && j.TimeLimit > part.MaxTime:
+		j.Reason = codec.WAIT_PART_TIME_LIMIT
+	default:
+		j.Reason = codec.WAIT_PRIORITY
+	}
+	j.EligibleTime = 0
+	j.Command = commandOf(d)
+	j.TresReqStr = tresString(j)
+	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
+	return j, sc, nil
+}
+
+// pickPartition resolves -p (possibly a comma list) or the default.
+func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
+	parts := c.opt.Conf.Partitions
+	if spec == "" {
+		for i := range parts {
+			if parts[i].Default {
+				return &parts[i], nil
+			}
+		}
+		return nil, codec.Errorf(codec.ESLURM_DEFAULT_PARTITION_NOT_SET, "no default partition")
+	}
+	for _, name := range strings.Split(spec, ",") {
+		found := false
+		for i := range parts {
+			if parts[i].Name == name {
+				found = true
+				if parts[i].State == "UP" || parts[i].State == "DOWN" {
+					return &parts[i], nil
+				}
+			}
+		}
+		if !found {
+			return nil, codec.Errorf(codec.ESLURM_INVALID_PARTITION_NAME, "invalid partition %q", name)
+		}
+	}
+	return nil, codec.Errorf(codec.ESLURM_INVALID_PARTITION_NAME, "no usable partition in %q", spec)
+}
+
+// fits refuses requests no node set of the partition could ever satisfy,
+// with the errors slurmctld gives for them.
+func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
+	var maxCPUs uint32
+	var maxMem uint64
+	var totalCPUs uint32
+	for _, name := range p.Nodes {
+		n := c.opt.Conf.Node(name)
+		if n == nil {
+			continue
+		}
+		maxCPUs = max(maxCPUs, uint32(n.CPUs))
+		maxMem = max(maxMem, n.RealMemory)
+		totalCPUs += uint32(n.CPUs)
+	}
+	nodes := uint32(len(p.Nodes))
+	if j.MinNodes > nodes || (p.MaxNodes != conf.Infinite && j.MinNodes > p.MaxNodes) {
+		return codec.Errorf(codec.ESLURM_INVALID_NODE_COUNT, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes)
+	}
+	if j.MinCPUs > totalCPUs || uint32(j.CPUsPerTask) > maxCPUs {
+		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d CPUs requested, partition %s has %d", j.MinCPUs, p.Name, totalCPUs)
+	}
+	if j.MemPerNodeMB > maxMem {
+		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d MB per node requested, largest node has %d", j.MemPerNodeMB, maxMem)
+	}
+	if j.MemPerCPUMB > 0 && j.MemPerCPUMB*uint64(j.CPUsPerTask) > maxMem {
+		return codec.Errorf(codec.ESLURM_INVALID_TASK_MEMORY, "%d MB per CPU cannot fit", j.MemPerCPUMB)
+	}
+	return nil
+}
+
+func commandOf(d *codec.JobDesc) string {
+	if len(d.Argv) > 0 && d.Argv[0] != "" {
+		return d.Argv[0]
+	}
+	return ""
+}
+
+func tresString(j *state.Job) string {
+	var b strings.Builder
+	b.WriteString("cpu=" + strconv.FormatUint(uint64(j.MinCPUs), 10))
+	if j.MemPerNodeMB > 0 {
+		b.WriteString(",mem=" + memString(j.MemPerNodeMB*uint64(j.MinNodes)))
+	} else if j.MemPerCPUMB > 0 {
+		b.WriteString(",mem=" + memString(j.MemPerCPUMB*uint64(j.MinCPUs)))
+	}
+	b.WriteString(",node=" + strconv.FormatUint(uint64(j.MinNodes), 10))
+	b.WriteString(",billing=" + strconv.FormatUint(uint64(j.MinCPUs), 10))
+	return b.String()
+}
+
+func memString(mb uint64) string {
+	switch {
+	case mb%(1024*1024) == 0 && mb > 0:
+		return strconv.FormatUint(mb/(1024*1024), 10) + "T"
+	case mb%1024 == 0 && mb > 0:
+		return strconv.FormatUint(mb/1024, 10) + "G"
+	}
+	return strconv.FormatUint(mb, 10) + "M"
+}
+
+func userName(uid uint32) string {
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+		return u.Username
+	}
+	return ""
+}
