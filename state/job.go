@@ -11,21 +11,23 @@ type Job struct {
 	ArrayTasks  string `json:"array_tasks,omitempty"`   // pending meta record: "1-3%2"
 	ArrayMax    uint32 `json:"array_max,omitempty"`
 
-	Name      string `json:"name"`
-	UserID    uint32 `json:"uid"`
-	GroupID   uint32 `json:"gid"`
-	UserName  string `json:"user,omitempty"`
-	Partition string `json:"partition"`
-	Account   string `json:"account,omitempty"`
-	QOS       string `json:"qos,omitempty"`
-	Comment   string `json:"comment,omitempty"`
-	WorkDir   string `json:"work_dir,omitempty"`
-	StdIn     string `json:"stdin,omitempty"`
-	StdOut    string `json:"stdout,omitempty"`
-	StdErr    string `json:"stderr,omitempty"`
-	Container string `json:"container,omitempty"`
-	AllocNode string `json:"alloc_node,omitempty"` // submit host
-	Command   string `json:"command,omitempty"`    // script path or "(null)"
+	Name       string `json:"name"`
+	UserID     uint32 `json:"uid"`
+	GroupID    uint32 `json:"gid"`
+	UserName   string `json:"user,omitempty"`
+	Partition  string `json:"partition"`
+	Account    string `json:"account,omitempty"`
+	QOS        string `json:"qos,omitempty"`
+	Comment    string `json:"comment,omitempty"`
+	WorkDir    string `json:"work_dir,omitempty"`
+	StdIn      string `json:"stdin,omitempty"`
+	StdOut     string `json:"stdout,omitempty"`
+	StdErr     string `json:"stderr,omitempty"`
+	Container  string `json:"container,omitempty"`
+	AllocNode  string `json:"alloc_node,omitempty"` // submit host
+	AllocSID   uint32 `json:"alloc_sid,omitempty"`  // submitter's session id
+	SubmitLine string `json:"submit_line,omitempty"`
+	Command    string `json:"command,omitempty"` // script path or "(null)"
 
 	SubmitTime   int64 `json:"submit_time"`
 	EligibleTime int64 `json:"eligible_time,omitempty"`

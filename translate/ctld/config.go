@@ -4,10 +4,6 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 )
 
-// slurmVersionString is what nodes report as their slurmd version. Clients
-// only print it.
-const slurmVersionString = "slurm-frontend"
-
 // versionString names the Slurm release a client of this protocol
 // version expects its controller to run (scontrol show config prints it).
 func versionString(v uint16) string {

@@ -12,7 +12,11 @@ import (
 // mayControl reports whether uid may act on job j: its owner, root, the
 // SlurmUser, or a configured operator.
 func (c *Controller) mayControl(uid uint32, j *state.Job) bool {
-	return uid == j.UserID || uid == 0 || uid == c.opt.SlurmUID || c.opt.Operators[uid]
+	return uid == j.UserID || c.isOperator(uid)
+}
+
+func (c *Controller) isOperator(uid uint32) bool {
+	return uid == 0 || uid == c.opt.SlurmUID || c.opt.Operators[uid]
 }
 
 // parseJobID reads "123" (array forms are handled in the batch issue).
@@ -95,8 +99,10 @@ func (c *Controller) update(req *Request) Reply {
 		if !codec.JobIsPending(j.State) {
 			return rcReply(codec.ESLURM_JOB_NOT_PENDING)
 		}
+		// As slurmctld: a user hold unless an operator asks for an
+		// admin hold (scontrol hold; uhold sends alloc_sid 2).
 		j.Priority = 0
-		if d.AllocSID == codec.AllocSIDUserHold || req.UID == j.UserID {
+		if !c.isOperator(req.UID) || d.AllocSID == codec.AllocSIDUserHold {
 			j.HeldBy, j.Reason = 2, codec.WAIT_HELD_USER
 		} else {
 			j.HeldBy, j.Reason = 1, codec.WAIT_HELD
@@ -105,7 +111,7 @@ func (c *Controller) update(req *Request) Reply {
 		if !codec.JobIsPending(j.State) {
 			return rcReply(codec.ESLURM_JOB_NOT_PENDING)
 		}
-		if j.HeldBy == 1 && req.UID != 0 && req.UID != c.opt.SlurmUID && !c.opt.Operators[req.UID] {
+		if j.Priority == 0 && j.Reason != codec.WAIT_HELD_USER && !c.isOperator(req.UID) {
 			return rcReply(codec.ESLURM_ACCESS_DENIED)
 		}
 		j.Priority, j.HeldBy, j.Reason = 1, 0, codec.WAIT_PRIORITY

@@ -171,14 +171,14 @@ func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, detail bool, keep func(
 			continue
 		}
 		if detail {
-			ji := s.c.jobInfo(s, e.job, true)
+			ji := s.c.jobInfo(s, e.job, v, true)
 			ji.Encode(w, v)
 			continue
 		}
 		p := e.enc[vidx(v)].Load()
 		if p == nil {
 			rw := codec.Writer{}
-			ji := s.c.jobInfo(s, e.job, false)
+			ji := s.c.jobInfo(s, e.job, v, false)
 			ji.Encode(&rw, v)
 			p = &rw.B
 			e.enc[vidx(v)].Store(p)
@@ -223,13 +223,13 @@ func (s *Snapshot) encodeNodes(w *codec.Writer, v uint16, only string) bool {
 			return false
 		}
 		codec.AppendNodeInfoSingleHeader(w, v, 1, s.NodesUpdate)
-		ni := s.c.nodeInfo(s, &nodes[i])
+		ni := s.c.nodeInfo(s, &nodes[i], v)
 		ni.Encode(w, v)
 		return true
 	}
 	codec.AppendNodeInfoHeader(w, v, uint32(len(nodes)), s.NodesUpdate)
 	for i := range nodes {
-		ni := s.c.nodeInfo(s, &nodes[i])
+		ni := s.c.nodeInfo(s, &nodes[i], v)
 		ni.Encode(w, v)
 	}
 	return true
@@ -246,12 +246,16 @@ func (c *Controller) agent(s *Snapshot, name string) *translate.Agent {
 
 // nodeInfo describes a node as slurmctld would for a registered, idle
 // slurmd: the engine's agent is the node's slurmd.
-func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node) codec.NodeInfo {
-	ni := codec.BlankNodeInfo()
+func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInfo {
+	ni := codec.NodeInfo{
+		NextState: codec.NoVal, Owner: codec.NoVal, ReasonUID: codec.NoVal, SuspendTime: codec.Infinite,
+		// 22.05 nodes without external sensors or power capping.
+		ExtSensorsConsumedEnergy: codec.NoVal64, ExtSensorsTemperature: codec.NoVal, PowerCapWatts: codec.NoVal,
+	}
 	ni.Name, ni.NodeHostname, ni.NodeAddr = n.Name, n.Hostname, n.Addr
 	ni.Port = c.opt.Port + 1
 	ni.NodeState = codec.NODE_STATE_IDLE
-	ni.Version = slurmVersionString
+	ni.Version = versionString(v)
 	ni.CPUs, ni.Boards, ni.Sockets, ni.Cores, ni.Threads = n.CPUs, n.Boards, n.Sockets, n.CoresPerSocket, n.ThreadsPerCore
 	ni.RealMemory, ni.TmpDisk, ni.Weight = n.RealMemory, n.TmpDisk, n.Weight
 	ni.CPUsEfctv = n.CPUs

@@ -15,7 +15,7 @@ const jobBitflags = 0xbe000000
 // jobInfo renders a job as slurmctld's job_info record. Values that
 // Backend.AI does not model take slurmctld's defaults for a plain batch
 // job, checked field by field against real captures (see jobinfo_test).
-func (c *Controller) jobInfo(s *Snapshot, j *state.Job, detail bool) codec.JobInfo {
+func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) codec.JobInfo {
 	ji := codec.JobInfo{
 		JobID: j.ID, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayMaxTasks: j.ArrayMax,
 		HetJobOffset: codec.NoVal, UserID: j.UserID, GroupID: j.GroupID,
@@ -39,9 +39,9 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, detail bool) codec.JobIn
 		ReqNodes: j.ReqNodes, ExcNodes: j.ExcNodes, StdErr: j.StdErr, StdIn: j.StdIn, StdOut: j.StdOut,
 		SelectPluginID: 109,
 		MC: &codec.JobMultiCore{
-			BoardsPerNode: codec.NoVal16, SocketsPerBoard: codec.NoVal16, SocketsPerNode: codec.NoVal16,
-			CoresPerSocket: codec.NoVal16, ThreadsPerCore: codec.NoVal16, NTasksPerBoard: codec.NoVal16,
-			NTasksPerSocket: codec.NoVal16, NTasksPerCore: codec.NoVal16, PlaneSize: codec.NoVal16,
+			// What slurmctld keeps for a job that asked for no layout.
+			SocketsPerNode: codec.NoVal16, CoresPerSocket: codec.NoVal16, ThreadsPerCore: codec.NoVal16,
+			NTasksPerSocket: codec.Infinite16, NTasksPerCore: codec.Infinite16,
 		},
 	}
 	if j.ArrayTasks != "" && j.ArrayTaskID == codec.NoVal {
@@ -58,9 +58,6 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, detail bool) codec.JobIn
 	if ji.StdIn == "" {
 		ji.StdIn = "/dev/null"
 	}
-	if ji.StdOut == "" && codec.JobIsPending(j.State) {
-		ji.StdOut = ""
-	}
 	if j.MemPerCPUMB > 0 {
 		ji.PnMinMemory = j.MemPerCPUMB | codec.MemPerCPU
 	}
@@ -70,9 +67,24 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, detail bool) codec.JobIn
 	if j.Contiguous {
 		ji.Contiguous = 1
 	}
-	if j.MaxNodes == 0 && j.ProtoVersion >= codec.V23_02 {
+	if j.MaxNodes == 0 && v >= codec.V23_02 {
+		// Newer controllers record the node range they settled on
+		// (scontrol shows NumNodes=1-1); 22.05 leaves 0.
 		ji.MaxNodes = j.MinNodes
 	}
+	if ji.StdOut == "" && v >= codec.V25_11 {
+		// From 25.11 slurmctld stores the default output pattern itself.
+		if j.ArrayTasks != "" {
+			ji.StdOut = "slurm-%A_%a.out"
+		} else {
+			ji.StdOut = "slurm-%j.out"
+		}
+	}
+	if ji.TimeMin == codec.NoVal {
+		ji.TimeMin = 0
+	}
+	ji.AllocSID = j.AllocSID
+	ji.SubmitLine = j.SubmitLine
 	if j.Nodes != "" {
 		if names, err := hostlist.Expand(j.Nodes); err == nil {
 			var idx []int

@@ -47,6 +47,10 @@ func (c *Controller) submit(req *Request) Reply {
 	c.mu.Unlock()
 	c.counters.submitted.Add(1)
 	resp := codec.SubmitResponse{StepID: codec.JobStepID{JobID: jobs[0].ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal}}
+	if jobs[0].Priority == 0 {
+		// slurmctld tells sbatch the job was accepted but held.
+		resp.ErrorCode = codec.ESLURM_JOB_HELD
+	}
 	w := codec.Writer{}
 	resp.Encode(&w, req.Version)
 	return Reply{MsgType: codec.RESPONSE_SUBMIT_BATCH_JOB, Body: w.B}
@@ -86,7 +90,10 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		ReqNodes: d.ReqNodes, ExcNodes: d.ExcNodes, Features: d.Features, Dependency: d.Dependency,
 		TresPerNode: d.TRESPerNode, TresPerJob: d.TRESPerJob, TresPerTask: d.TRESPerTask,
 		MailUser: d.MailUser, Network: d.Network, ProtoVersion: req.Version, OpenMode: d.OpenMode,
-		ArrayTasks: d.ArrayInx,
+		ArrayTasks: d.ArrayInx, AllocSID: d.AllocSID, SubmitLine: d.SubmitLine,
+	}
+	if j.AllocSID == codec.NoVal {
+		j.AllocSID = 0
 	}
 	if j.Name == "" {
 		j.Name = "sbatch"
@@ -153,13 +160,9 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	// State: held (priority 0) or waiting.
 	switch {
 	case d.Priority == 0:
-		j.Priority = 0
-		j.State = codec.JOB_PENDING
-		if privileged && req.UID != uid {
-			j.HeldBy, j.Reason = 1, codec.WAIT_HELD
-		} else {
-			j.HeldBy, j.Reason = 2, codec.WAIT_HELD_USER
-		}
+		// sbatch --hold is a user hold, whoever submits (as slurmctld).
+		j.Priority, j.State = 0, codec.JOB_PENDING
+		j.HeldBy, j.Reason = 2, codec.WAIT_HELD_USER
 	case j.Dependency != "":
 		j.Reason = codec.WAIT_DEPENDENCY
 	case j.BeginTime > now:
@@ -171,7 +174,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	}
 	j.EligibleTime = 0
 	j.Command = commandOf(d)
-	j.TresReqStr = tresString(j)
+	j.TresReqStr = tresString(j, c.nodeMemMB(part))
 	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
 	return j, sc, nil
 }
@@ -242,10 +245,23 @@ func commandOf(d *codec.JobDesc) string {
 	return ""
 }
 
-func tresString(j *state.Job) string {
+// nodeMemMB is the memory a job without --mem gets: a whole node's (the
+// first node of the partition, as slurmctld reports before placement).
+func (c *Controller) nodeMemMB(p *conf.Partition) uint64 {
+	for _, name := range p.Nodes {
+		if n := c.opt.Conf.Node(name); n != nil {
+			return n.RealMemory
+		}
+	}
+	return 0
+}
+
+func tresString(j *state.Job, wholeNodeMB uint64) string {
 	var b strings.Builder
 	b.WriteString("cpu=" + strconv.FormatUint(uint64(j.MinCPUs), 10))
-	if j.MemPerNodeMB > 0 {
+	if j.MemPerNodeMB == 0 && j.MemPerCPUMB == 0 && wholeNodeMB > 0 {
+		b.WriteString(",mem=" + memString(wholeNodeMB*uint64(j.MinNodes)))
+	} else if j.MemPerNodeMB > 0 {
 		b.WriteString(",mem=" + memString(j.MemPerNodeMB*uint64(j.MinNodes)))
 	} else if j.MemPerCPUMB > 0 {
 		b.WriteString(",mem=" + memString(j.MemPerCPUMB*uint64(j.MinCPUs)))

@@ -86,10 +86,10 @@ func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
 		a := translate.Agent{
 			ID: n.Name, Addr: n.Addr, ResourceGroup: owner[n.Name], Status: translate.AgentAlive,
 			Schedulable: n.State != "DOWN" && n.State != "DRAIN" && n.State != "FUTURE",
-			Arch: runtime.GOARCH, Sockets: n.Sockets, CoresPerSocket: n.CoresPerSocket,
+			Arch:        runtime.GOARCH, Sockets: n.Sockets, CoresPerSocket: n.CoresPerSocket,
 			ThreadsPerCore: n.ThreadsPerCore, Boards: n.Boards, BootTime: e.boot,
 			Capacity: translate.Slots{CPU: float64(n.CPUs), Mem: n.RealMemory << 20, GPUs: gresGPUs(n.Gres)},
-			OS: osName(), CPULoad: load, FreeMem: free << 20,
+			OS:       osName(), CPULoad: load, FreeMem: free << 20,
 		}
 		if a.Arch == "amd64" {
 			a.Arch = "x86_64"
