@@ -220,7 +220,12 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return s.refuse(c, st, &f, err)
 	}
 	if rep, ok := s.h.Fast(&req); ok {
-		out := s.frame(nil, &req, rep)
+		var out []byte
+		if rep.Frame != nil && req.Version >= codec.V23_02 {
+			out = rep.Frame // prebuilt and immutable: written as is, no copy
+		} else {
+			out = s.frame(nil, &req, rep)
+		}
 		_, _ = c.Discard(n + 4)
 		s.stats.Record(req.MsgType, req.UID, time.Since(start))
 		return s.finish(c, st, out)

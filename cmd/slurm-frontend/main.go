@@ -43,6 +43,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
+	case "bench":
+		err = benchMain(os.Args[2:])
 	case "client-conf", "print-conf":
 		err = clientConf(os.Args[2:], os.Stdout)
 	case "version", "--version", "-V":
@@ -63,6 +65,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   slurm-frontend serve [--config FILE] [--state-dir DIR] [--listen HOST:PORT] [--munge-key FILE] [--cluster-name NAME]
   slurm-frontend client-conf [same flags] [--server HOST:PORT]
+  slurm-frontend bench [flags]      (load generator; see 'slurm-frontend bench -h')
   slurm-frontend version
 `)
 }
