@@ -97,7 +97,7 @@ type BuildInfo struct {
 	ClusterName                    string // ClusterName
 	CommParams                     string // CommunicationParameters
 	CompleteWait                   uint16
-	ConfFlags                      uint32   // CONF_FLAG_* bits (e.g. 0x40 = AccountingStoreFlags, 0x1 = DisableRootJobs)
+	ConfFlags                      uint32   // CONF_FLAG_* bits: 0x1 SlurmdParameters=config_overrides, 0x4 DisableRootJobs, 0x20 TrackWCKey, 0x40 IPv4 enabled, 0x80 IPv6 enabled
 	ControlAddr                    []string // SlurmctldHost addresses, one per controller; same count as ControlMachine (a client rejects a mismatch)
 	ControlMachine                 []string // SlurmctldHost names, one per controller (primary first)
 	CoreSpecPlugin                 string   // to 23.11

@@ -51,8 +51,8 @@ func (m *JobInfoRequest) Encode(w *Writer, version uint16) {
 type JobInfoSingleRequest struct {
 	JobID       uint32
 	SLUID       uint64 // 25.11+ (0 = look up by JobID)
-	StepID      uint32 // 25.11+; clients send NO_VAL
-	StepHetComp uint32 // 25.11+; clients send NO_VAL
+	StepID      uint32 // 25.11+; clients send NO_VAL (decoded as NO_VAL before)
+	StepHetComp uint32 // 25.11+; clients send NO_VAL (decoded as NO_VAL before)
 	ShowFlags   uint16
 }
 
@@ -64,7 +64,7 @@ func (m *JobInfoSingleRequest) Decode(r *Reader, version uint16) error {
 		m.StepID = r.U32()
 		m.StepHetComp = r.U32()
 	} else {
-		m.SLUID, m.StepID, m.StepHetComp = 0, 0, 0
+		m.SLUID, m.StepID, m.StepHetComp = 0, NoVal, NoVal
 		m.JobID = r.U32()
 	}
 	m.ShowFlags = r.U16()
@@ -227,7 +227,7 @@ type JobInfo struct {
 	JobState    uint32 // JOB_* base state | flags
 	StateReason uint32 // WAIT_*/FAIL_* (u16 on the wire in 22.05)
 	StateDesc   string // free text shown instead of the reason when set
-	PowerFlags  uint8  // (..24.05) 23.11+ send 0 in its place
+	PowerFlags  uint8  // (..24.05) real up to 23.11; 24.05 sends 0 in its place
 	Reboot      uint8
 	RestartCnt  uint16
 	// ShowFlags (..24.05) is the request's show_flags echoed per record.
@@ -467,7 +467,7 @@ func (j *JobInfo) ps(w *Writer, s string, f uint) {
 	w.Str(s)
 }
 
-const showDetail uint16 = 0x0002 // SHOW_DETAIL
+const jobShowDetail uint16 = 0x0002 // SHOW_DETAIL
 
 // EncodeFor writes the record as pack_job does for a request carrying
 // showFlags: show_flags echoed in the record (22.05-24.05), job_resources
@@ -477,7 +477,7 @@ const showDetail uint16 = 0x0002 // SHOW_DETAIL
 func (j *JobInfo) EncodeFor(w *Writer, version uint16, showFlags uint16) {
 	c := *j
 	c.ShowFlags = showFlags
-	if showFlags&showDetail == 0 {
+	if showFlags&jobShowDetail == 0 {
 		c.JobResrcs = nil
 		c.GresDetail = nil
 	}

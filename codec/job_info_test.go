@@ -22,7 +22,7 @@ var squeueCaptures = []string{
 }
 
 // firstDiff returns the first offset where a and b differ, or -1.
-func firstDiff(a, b []byte) int {
+func jobFirstDiff(a, b []byte) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i] != b[i] {
 			return i
@@ -34,12 +34,12 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
-func requireSame(t *testing.T, what string, got, want []byte) {
+func jobRequireSame(t *testing.T, what string, got, want []byte) {
 	t.Helper()
 	if bytes.Equal(got, want) {
 		return
 	}
-	off := firstDiff(got, want)
+	off := jobFirstDiff(got, want)
 	lo, hi := max(off-16, 0), off+16
 	t.Fatalf("%s: re-encoded %d bytes, captured %d, first difference at offset %d\n got  %x\n want %x",
 		what, len(got), len(want), off, got[lo:min(hi, len(got))], want[lo:min(hi, len(want))])
@@ -86,7 +86,7 @@ func TestJobInfoMsgGolden(t *testing.T) {
 				}
 				var w Writer
 				m.Encode(&w, f.Version)
-				requireSame(t, c, w.B, f.Body)
+				jobRequireSame(t, c, w.B, f.Body)
 
 				// Records encoded one by one behind AppendJobInfoHeader,
 				// as the server does for filtered replies, and with
@@ -97,7 +97,7 @@ func TestJobInfoMsgGolden(t *testing.T) {
 				for i := range m.Jobs {
 					m.Jobs[i].EncodeFor(&w2, f.Version, 0x0010)
 				}
-				requireSame(t, c+" (header+EncodeFor)", w2.B, f.Body)
+				jobRequireSame(t, c+" (header+EncodeFor)", w2.B, f.Body)
 			}
 		})
 	}
@@ -117,7 +117,7 @@ func TestJobInfoRequestGolden(t *testing.T) {
 			}
 			var w Writer
 			m.Encode(&w, f.Version)
-			requireSame(t, c, w.B, f.Body)
+			jobRequireSame(t, c, w.B, f.Body)
 		}
 	}
 }
@@ -498,7 +498,7 @@ func TestJobInfoEmptyStringKept(t *testing.T) {
 		}
 		var w2 Writer
 		d.Encode(&w2, v)
-		requireSame(t, "empty name", w2.B, b)
+		jobRequireSame(t, "empty name", w2.B, b)
 		d2 := JobInfo{}
 		var w3 Writer
 		d2.Encode(&w3, v)
@@ -600,9 +600,9 @@ func TestJobInfoRequests(t *testing.T) {
 			t.Errorf("short list: %v", err)
 		}
 
-		single := JobInfoSingleRequest{JobID: 42, ShowFlags: 0x11}
+		single := JobInfoSingleRequest{JobID: 42, ShowFlags: 0x11, StepID: NoVal, StepHetComp: NoVal}
 		if v >= V25_11 {
-			single.SLUID, single.StepID, single.StepHetComp = 0x55, NoVal, NoVal
+			single.SLUID, single.StepID = 0x55, 3
 		}
 		w = Writer{}
 		single.Encode(&w, v)
@@ -718,7 +718,8 @@ func TestJobState(t *testing.T) {
 		JobStateString(JOB_PENDING) != "PENDING" || JobStateString(99) != "?" {
 		t.Errorf("state strings")
 	}
-	if !JobIsFinished(JOB_CANCELLED) || JobIsFinished(JOB_SUSPENDED) || !JobIsStarted(JOB_SUSPENDED) ||
+	if !JobIsPending(JOB_PENDING|JOB_REQUEUE_HOLD) || JobIsPending(JOB_RUNNING) || !JobIsRunning(JOB_RUNNING|JOB_CONFIGURING) ||
+		!JobIsSuspended(JOB_SUSPENDED) || !JobIsFinished(JOB_CANCELLED) || JobIsFinished(JOB_SUSPENDED) || !JobIsStarted(JOB_SUSPENDED) ||
 		JobIsStarted(JOB_PENDING|JOB_REQUEUE_HOLD) || !JobIsCompleting(JOB_COMPLETE|JOB_COMPLETING) {
 		t.Errorf("state predicates")
 	}

@@ -369,10 +369,10 @@ func jobReasonInvalid(reason uint32, version uint16) string {
 	if version >= V24_05 {
 		return "InvalidReason"
 	}
-	return itoa(reason)
+	return jobReasonItoa(reason)
 }
 
-func itoa(v uint32) string {
+func jobReasonItoa(v uint32) string {
 	var b [10]byte
 	i := len(b)
 	for {

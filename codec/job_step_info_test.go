@@ -85,7 +85,7 @@ func TestJobStepInfoEmpty(t *testing.T) {
 		if v >= V24_05 {
 			want = append(want, 0xff, 0xff, 0xff, 0xfe) // NULL stepmgr list
 		}
-		requireSame(t, VersionName(v), w.B, want)
+		jobRequireSame(t, VersionName(v), w.B, want)
 		var m JobStepInfoMsg
 		r := NewReader(w.B)
 		if err := m.Decode(&r, v); err != nil || len(m.Steps) != 0 || m.StepMgrSet || m.LastUpdate != 0x0102030405060708 {
@@ -206,4 +206,19 @@ func FuzzDecodeJobStepInfoMsg(f *testing.F) {
 			t.Fatalf("re-encoded message differs: %v", err)
 		}
 	})
+}
+
+func TestJobStepInfoEmptyStringKept(t *testing.T) {
+	s := populatedStep(V24_11, 1)
+	s.Cluster, s.empty = "", 1<<ssfCluster
+	var w Writer
+	s.Encode(&w, V24_11)
+	if !bytes.Contains(w.B, []byte{0, 0, 0, 1, 0}) {
+		t.Fatalf("non-NULL empty cluster not encoded")
+	}
+	var d JobStepInfo
+	r := NewReader(w.B)
+	if err := d.Decode(&r, V24_11); err != nil || !reflect.DeepEqual(d, s) {
+		t.Fatalf("round trip: %v", err)
+	}
 }

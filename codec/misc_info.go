@@ -300,7 +300,7 @@ func (v *ReservationInfo) decode(r *Reader, version uint16) {
 		v.AllowedParts = r.String()
 	}
 	nbits, hex, null := r.Bitstr()
-	if !null {
+	if !null && len(hex) > 0 { // a count with a NULL hex string is no bitmap either
 		v.NodeInxBits, v.NodeInx = nbits, string(hex)
 	}
 	n := miscCount(r, 8)
@@ -408,7 +408,11 @@ func (m *ShareInfoRequest) Decode(r *Reader, version uint16) error {
 func shareNames(r *Reader, dst [][]byte) ([][]byte, bool) {
 	n, null := miscList(r, 4)
 	for i := uint32(0); i < n && r.Err == nil; i++ {
-		dst = append(dst, r.Str())
+		s := r.Str()
+		if len(s) == 0 {
+			s = nil // NULL and "" both mean an empty name
+		}
+		dst = append(dst, s)
 	}
 	return dst, !null
 }

@@ -3,6 +3,7 @@ package codec
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -57,12 +58,28 @@ func miscRoundTrip(t testing.TB, what string, in, out miscCodec, want any, versi
 		t.Fatalf("%s %s: decode: %v", what, VersionName(version), err)
 	}
 	if !reflect.DeepEqual(out, want) {
-		t.Fatalf("%s %s: round trip differs\n got %+v\nwant %+v", what, VersionName(version), out, want)
+		t.Fatalf("%s %s: round trip differs: %s", what, VersionName(version), miscFieldDiff(out, want))
 	}
 	var w2 Writer
 	out.Encode(&w2, version)
 	miscSameBytes(t, what+" "+VersionName(version)+" re-encode", w2.B, w.B)
 	return w.B
+}
+
+// miscFieldDiff names the top-level fields where two structs (or
+// pointers to them) differ, with both values.
+func miscFieldDiff(got, want any) string {
+	g, w := reflect.Indirect(reflect.ValueOf(got)), reflect.Indirect(reflect.ValueOf(want))
+	if g.Kind() != reflect.Struct || g.Type() != w.Type() {
+		return fmt.Sprintf("\n got %+v\nwant %+v", got, want)
+	}
+	var b strings.Builder
+	for i := 0; i < g.NumField(); i++ {
+		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
+			fmt.Fprintf(&b, "\n  %s: got %#v, want %#v", g.Type().Field(i).Name, g.Field(i).Interface(), w.Field(i).Interface())
+		}
+	}
+	return b.String()
 }
 
 // miscTruncations checks that every strict prefix of a valid body is

@@ -3,7 +3,6 @@ package edge
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -217,7 +216,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	req.UID, req.GID, err = s.auth.Verify(f.Cred, f.MsgType, f.Body)
 	if err != nil {
 		_, _ = c.Discard(n + 4)
-		return s.refuse(c, st, &f, err)
+		return s.refuseAuth(c, st, &f, err)
 	}
 	if rep, ok := s.h.Fast(&req); ok {
 		var out []byte
@@ -288,13 +287,24 @@ func (s *Server) refuse(c gnet.Conn, st *connState, f *codec.Frame, err error) g
 		// which is what a real controller does (it answers in its own).
 		v = codec.MaxVersion
 	}
+	// A 22.05 reply must be signed; unauthenticated requests get one
+	// restricted to nobody (99), as slurmctld does.
 	req := Request{Version: v, MsgType: f.MsgType, UID: 99}
-	if v < codec.V23_02 && errors.As(err, new(*codec.Error)) && (code == codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR || code >= 6000) {
-		// 22.05 requires a signed reply; restricted to nobody as
-		// slurmctld does when the request was not authenticated.
-		req.UID = 99
-	}
 	return s.finish(c, st, s.frame(nil, &req, RC(code)))
+}
+
+// refuseAuth answers a request whose credential or body hash failed as
+// slurmctld does: a body-hash mismatch closes the connection silently
+// (every release); a credential failure closes silently up to 24.05 and
+// is answered with SLURM_PROTOCOL_AUTHENTICATION_ERROR from 24.11 on.
+func (s *Server) refuseAuth(c gnet.Conn, st *connState, f *codec.Frame, err error) gnet.Action {
+	s.logf("refused %s from %s (version %s): authentication: %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), codec.VersionName(f.Version), err)
+	st.done.Store(true)
+	st.doneAt.Store(time.Now().UnixNano())
+	if codec.CodeOf(err) == codec.ESLURM_PROTOCOL_INCOMPLETE_PACKET || f.Version < codec.V24_11 {
+		return gnet.Close
+	}
+	return s.finish(c, st, codec.AppendRC(nil, f.Version, nil, codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR))
 }
 
 // frame turns a Reply into bytes in the request's version.

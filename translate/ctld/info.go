@@ -32,14 +32,15 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 		if m.JobIDsSet && m.JobIDs.Len() > 0 {
 			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At), true
 		}
-		kind := kJobInfo
-		if m.ShowFlags&showDetail != 0 {
-			kind = kJobInfoDetail
+		if m.ShowFlags == 0 || (v >= codec.V24_11 && m.ShowFlags&showDetail == 0) {
+			return Reply{Frame: s.cached(v, kJobInfo, func(w *codec.Writer) uint16 {
+				s.encodeJobs(w, v, 0, func(*state.Job) bool { return true })
+				return codec.RESPONSE_JOB_INFO
+			})}, true
 		}
-		return Reply{Frame: s.cached(v, kind, func(w *codec.Writer) uint16 {
-			s.encodeJobs(w, v, m.ShowFlags&showDetail != 0, func(*state.Job) bool { return true })
-			return codec.RESPONSE_JOB_INFO
-		})}, true
+		w := codec.Writer{}
+		s.encodeJobs(&w, v, m.ShowFlags, func(*state.Job) bool { return true })
+		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
 	case codec.REQUEST_JOB_INFO_SINGLE:
 		var m codec.JobInfoSingleRequest
 		if err := m.Decode(&r, v); err != nil {
@@ -52,7 +53,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
 		w := codec.Writer{}
-		s.encodeJobs(&w, v, m.ShowFlags&showDetail != 0, func(j *state.Job) bool { return j.UserID == m.UserID })
+		s.encodeJobs(&w, v, m.ShowFlags, func(j *state.Job) bool { return j.UserID == m.UserID })
 		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
 	case codec.REQUEST_PARTITION_INFO:
 		var m codec.PartitionInfoRequest
@@ -108,7 +109,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
 		}
 		return Reply{Frame: s.cached(v, kBuildInfo, func(w *codec.Writer) uint16 {
-			bi := c.buildInfo(s)
+			bi := c.buildInfo(s, v)
 			bi.Encode(w, v)
 			return codec.RESPONSE_BUILD_INFO
 		})}, true
@@ -150,15 +151,17 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 	}
 	w := codec.Writer{}
 	want := map[uint32]bool{first: true}
-	s.encodeJobs(&w, v, showFlags&showDetail != 0, func(j *state.Job) bool {
+	s.encodeJobs(&w, v, showFlags, func(j *state.Job) bool {
 		return want[j.ID] || (j.ArrayJobID != 0 && want[j.ArrayJobID])
 	})
 	return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}
 }
 
-// encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts,
-// using each job's cached encoded record.
-func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, detail bool, keep func(*state.Job) bool) {
+// encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts.
+// Plain listings reuse each job's record encoded once per version; records
+// of 24.05 and older echo the request's show_flags, so those with flags
+// set, and SHOW_DETAIL listings, are encoded on the spot.
+func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*state.Job) bool) {
 	n := uint32(0)
 	for _, e := range s.jobs {
 		if keep(e.job) {
@@ -166,13 +169,14 @@ func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, detail bool, keep func(
 		}
 	}
 	codec.AppendJobInfoHeader(w, v, n, s.JobsUpdate, 0)
+	cacheable := showFlags&showDetail == 0 && (v >= codec.V24_11 || showFlags == 0)
 	for _, e := range s.jobs {
 		if !keep(e.job) {
 			continue
 		}
-		if detail {
-			ji := s.c.jobInfo(s, e.job, v, true)
-			ji.Encode(w, v)
+		if !cacheable {
+			ji := s.c.jobInfo(s, e.job, v, showFlags&showDetail != 0)
+			ji.EncodeFor(w, v, showFlags)
 			continue
 		}
 		p := e.enc[vidx(v)].Load()

@@ -25,7 +25,6 @@ type jobEntry struct {
 // reply kinds cached per snapshot and version.
 const (
 	kJobInfo = iota
-	kJobInfoDetail
 	kPartInfo
 	kPartInfoAll
 	kNodeInfo

@@ -1,0 +1,5 @@
+//go:build !race
+
+package munge
+
+const raceEnabled = false
