@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -120,6 +121,12 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	s.mungeKey = pick(*mungeKey, "FrontendMungeKey", "/etc/munge/munge.key")
 	s.clusterName = pick(*cluster, "ClusterName", "cluster")
 	s.cfg.Set("ClusterName", s.clusterName)
+	s.cfg.Set("FrontendStateDir", s.stateDir)
+	if *cfgPath != "" {
+		if abs, err := filepath.Abs(*cfgPath); err == nil {
+			s.cfg.Set("FrontendConfigPath", abs)
+		}
+	}
 	if _, p, err := net.SplitHostPort(s.listen); err == nil {
 		s.cfg.Set("SlurmctldPort", p)
 	} else {

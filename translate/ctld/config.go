@@ -366,6 +366,7 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	bi.SlurmdUserName = k.strDef("SlurmdUser", "root")
 	bi.SlurmdUserID = uidOf(bi.SlurmdUserName)
 	bi.StateSaveLocation = k.str("FrontendStateDir")
+	bi.SlurmConf = k.str("FrontendConfigPath")
 	bi.PluginDir = k.str("PluginDir")
 	bi.SlurmctldDebug = k.debugLevel("SlurmctldDebug", logLevelInfo)
 	bi.SlurmctldSyslogDebug = k.debugLevel("SlurmctldSyslogDebug", logLevelEnd)
