@@ -1,6 +1,9 @@
 package codec
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Slurm return codes (slurm/slurm_errno.h) that this server sends or reads.
 const (
@@ -81,6 +84,10 @@ func CodeOf(err error) uint32 {
 		return SLURM_SUCCESS
 	}
 	if e, ok := err.(*Error); ok {
+		return e.Code
+	}
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Code
 	}
 	return SLURM_ERROR

@@ -32,6 +32,7 @@ type Reply struct {
 	Frame   []byte
 	MsgType uint16
 	Body    []byte
+	Drop    bool // close the connection without answering
 }
 
 // RC makes a RESPONSE_SLURM_RC reply.

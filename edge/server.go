@@ -111,6 +111,7 @@ func (s *Server) Run() error {
 		gnet.WithMulticore(s.cfg.Loops > 1),
 		gnet.WithNumEventLoop(s.cfg.Loops),
 		gnet.WithReusePort(false),
+		gnet.WithReuseAddr(true), // restart on the same port despite TIME-WAIT
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithTicker(true),
 		gnet.WithSocketRecvBuffer(0),
@@ -191,8 +192,10 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	n := int(binary.BigEndian.Uint32(hdr))
 	if n > s.cfg.MaxFrame || n < codec.HeaderLen {
+		// slurmctld cannot read such a message either: it drops the
+		// connection without a reply.
 		s.logf("refusing frame of %d bytes from %s", n, c.RemoteAddr())
-		s.finish(c, st, codec.AppendRC(nil, codec.MaxVersion, nil, codec.SLURM_PROTOCOL_INSANE_MSG_LENGTH))
+		st.done.Store(true)
 		return gnet.Close
 	}
 	if c.InboundBuffered() < n+4 {
@@ -219,6 +222,12 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return s.refuseAuth(c, st, &f, err)
 	}
 	if rep, ok := s.h.Fast(&req); ok {
+		if rep.Drop {
+			_, _ = c.Discard(n + 4)
+			st.done.Store(true)
+			st.doneAt.Store(time.Now().UnixNano())
+			return gnet.Close
+		}
 		var out []byte
 		if rep.Frame != nil && req.Version >= codec.V23_02 {
 			out = rep.Frame // prebuilt and immutable: written as is, no copy
@@ -279,18 +288,14 @@ func (s *Server) finish(c gnet.Conn, st *connState, out []byte) gnet.Action {
 // refuse answers a request that cannot be served with the Slurm error it
 // carries, as slurmctld does, and logs why.
 func (s *Server) refuse(c gnet.Conn, st *connState, f *codec.Frame, err error) gnet.Action {
-	code := codec.CodeOf(err)
-	s.logf("refused %s from %s (version %s): %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), codec.VersionName(f.Version), err)
-	v := f.Version
-	if !codec.SupportedVersion(v) {
-		// A client we cannot speak to gets an RC in the newest format,
-		// which is what a real controller does (it answers in its own).
-		v = codec.MaxVersion
-	}
-	// A 22.05 reply must be signed; unauthenticated requests get one
-	// restricted to nobody (99), as slurmctld does.
-	req := Request{Version: v, MsgType: f.MsgType, UID: 99}
-	return s.finish(c, st, s.frame(nil, &req, RC(code)))
+	// A message slurmctld cannot unpack (bad header, unknown version,
+	// unknown auth plugin, body length mismatch) is logged and the
+	// connection closed without a reply, as 22.05 does; a client of a
+	// version we do not speak could not read a reply anyway.
+	s.logf("refused %s from %s (version %#x): %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), f.Version, err)
+	st.done.Store(true)
+	st.doneAt.Store(time.Now().UnixNano())
+	return gnet.Close
 }
 
 // refuseAuth answers a request whose credential or body hash failed as

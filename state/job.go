@@ -27,6 +27,7 @@ type Job struct {
 	AllocNode  string `json:"alloc_node,omitempty"` // submit host
 	AllocSID   uint32 `json:"alloc_sid,omitempty"`  // submitter's session id
 	SubmitLine string `json:"submit_line,omitempty"`
+	DescFlags  uint64 `json:"desc_flags,omitempty"` // job_desc bitflags the client sent
 	Command    string `json:"command,omitempty"` // script path or "(null)"
 
 	SubmitTime   int64 `json:"submit_time"`

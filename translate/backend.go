@@ -7,7 +7,10 @@
 // implement it.
 package translate
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // AgentStatus follows Backend.AI's agent status names.
 type AgentStatus string
@@ -69,4 +72,108 @@ type Backend interface {
 	Name() string
 	// Topology returns resource groups and agents.
 	Topology(ctx context.Context) (*Topology, error)
+}
+
+// SessionID names a session in the engine.
+type SessionID string
+
+// SessionStatus follows Backend.AI's session status names (26.8).
+type SessionStatus string
+
+const (
+	SessionPending     SessionStatus = "PENDING"
+	SessionScheduled   SessionStatus = "SCHEDULED"
+	SessionPreparing   SessionStatus = "PREPARING"
+	SessionRunning     SessionStatus = "RUNNING"
+	SessionTerminating SessionStatus = "TERMINATING"
+	SessionTerminated  SessionStatus = "TERMINATED"
+	SessionCancelled   SessionStatus = "CANCELLED"
+	SessionError       SessionStatus = "ERROR"
+)
+
+// Terminal reports whether a session has ended.
+func (s SessionStatus) Terminal() bool {
+	return s == SessionTerminated || s == SessionCancelled || s == SessionError
+}
+
+// SessionSpec is a batch session to create: one Slurm job (or array task).
+// Paths are already expanded (no %j patterns); the engine creates the
+// output files as Slurm does.
+type SessionSpec struct {
+	Name          string // "slurm-<jobid>" or "slurm-<arrayjob>_<task>"
+	JobID         uint32
+	ResourceGroup string // the partition
+	Priority      int64  // higher starts first
+
+	UID, GID uint32
+	Groups   []uint32
+	UserName string
+
+	Image     string // --container; "" = run on the host (embedded engine)
+	Script    string
+	Argv      []string
+	Env       []string // the job's whole environment, SLURM_* included
+	WorkDir   string
+	StdIn     string
+	StdOut    string
+	StdErr    string // "" = same file as StdOut
+	AppendOut bool
+
+	Nodes        uint32 // cluster size
+	CPUsPerNode  uint32
+	MemPerNodeMB uint64
+	GPUsPerNode  uint32
+	ReqNodes     []string // designated agents
+	ExcNodes     []string
+	Exclusive    bool
+
+	TimeLimit       time.Duration // 0 = unlimited
+	KillWait        time.Duration // SIGTERM → SIGKILL grace at the limit
+	Signal          int           // --signal number to send Warn before the limit (0 none)
+	Warn            time.Duration
+	SignalBatchOnly bool
+
+	// Resource hints passed through to Backend.AI's agent selection.
+	NUMA, RDMA, GPUDirect bool
+}
+
+// SessionEvent reports a status change of a session.
+type SessionEvent struct {
+	ID       SessionID
+	JobID    uint32
+	Status   SessionStatus
+	Time     time.Time
+	Nodes    []string // agents the session runs on (from SCHEDULED on)
+	ExitCode int      // process exit code when TERMINATED
+	Signal   int      // terminating signal, 0 if none
+	// Reason is Backend.AI's status_info: "task-finished", "user-requested",
+	// "task-timeout", "oom-killed", "failed-to-start", ...
+	Reason string
+}
+
+// SessionInfo is a session as the engine currently knows it (used to
+// reconcile after a restart).
+type SessionInfo struct {
+	ID     SessionID
+	JobID  uint32
+	Status SessionStatus
+	Nodes  []string
+}
+
+// Executor is the part of Backend that runs sessions. Methods may block;
+// callers never call them from an event loop.
+type Executor interface {
+	// CreateSession enqueues a session; the engine decides when it
+	// starts and reports progress through Events.
+	CreateSession(ctx context.Context, spec SessionSpec) (SessionID, error)
+	// DestroySession terminates (forced: kills at once) a session.
+	DestroySession(ctx context.Context, id SessionID, forced bool) error
+	// SignalSession delivers sig to the session's processes (all of them,
+	// or the batch script only). Engines that cannot do it honestly
+	// return an error carrying ESLURM_NOT_SUPPORTED.
+	SignalSession(ctx context.Context, id SessionID, sig int, batchOnly bool) error
+	// Sessions lists the sessions the engine knows (after a restart).
+	Sessions(ctx context.Context) ([]SessionInfo, error)
+	// Events delivers status changes, in order per session.
+	Events() <-chan SessionEvent
 }

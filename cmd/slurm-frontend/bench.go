@@ -1,8 +1,394 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
-// benchMain runs the load generator (see package bench).
+	"github.com/lablup/slurm-frontend/bench"
+	"github.com/lablup/slurm-frontend/codec"
+)
+
+const benchUsage = `usage: slurm-frontend bench COMMAND [flags]
+
+Load generators that speak Slurm's wire protocol natively (one new TCP
+connection per RPC, a fresh MUNGE credential per message, like stock
+clients) against any controller: slurm-frontend, a real slurmctld, or the
+null server.
+
+  bench run    --target NAME=HOST:PORT[,pid=PID][,pidfile=FILE][,aux=LABEL:PID] ...
+               [--workload squeue,ping,...] [--sweep 1,8,64,256 | --rate N,...]
+               [--duration 10s] [--warmup 1s] [--munge-key FILE]
+               [--label SCENARIO] [--repeat N] [--hold N --hold-mode idle|slow]
+               [--report out.html] [--json out.json]
+      Measure each workload at each load point against each target in
+      turn (targets interleaved per point). The first target is compared
+      with the others (ratios). Workloads: squeue (JOB_INFO+PARTITION_INFO),
+      sinfo (PARTITION_INFO+NODE_INFO), ping, sbatch (held jobs), mix
+      (JOB_INFO 45%, PARTITION_INFO 35%, NODE_INFO 10%, PING 8%, SUBMIT 2%).
+      --sweep is closed loop (concurrent clients); --rate is open loop
+      (ops/s, latency from the scheduled send time). --repeat measures each
+      point N times and reports the median; --hold keeps N idle or slow
+      connections open to the target during each run.
+
+  bench fill   --target HOST:PORT --jobs N [--concurrency 16] [--munge-key FILE]
+      Submit N held jobs (sbatch --hold --wrap "sleep 100") concurrently.
+
+  bench null   --listen HOST:PORT [--reply-size N | --reply-from HOST:PORT]
+      Null server: accept, read one request frame, write a prebuilt reply,
+      close. --reply-from copies a controller's replies (refetched on
+      SIGHUP); --reply-size makes a RESPONSE_JOB_INFO of N bytes.
+
+  bench report FILE.json ... [--report out.html] [--json out.json]
+      Merge the JSON of several runs into one report and print the ratios.
+
+Run 'slurm-frontend bench COMMAND -h' for every flag.
+`
+
 func benchMain(args []string) error {
-	return errors.New("bench: not built yet")
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, benchUsage)
+		return errors.New("bench: missing command")
+	}
+	switch args[0] {
+	case "run":
+		return benchRun(args[1:])
+	case "fill":
+		return benchFill(args[1:])
+	case "null":
+		return benchNull(args[1:])
+	case "report":
+		return benchReport(args[1:])
+	case "-h", "--help", "help":
+		fmt.Print(benchUsage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, benchUsage)
+	return fmt.Errorf("bench: unknown command %q", args[0])
+}
+
+type targetList []bench.Target
+
+func (t *targetList) String() string { return fmt.Sprint(len(*t)) }
+func (t *targetList) Set(s string) error {
+	tg, err := bench.ParseTarget(s)
+	if err != nil {
+		return err
+	}
+	*t = append(*t, tg)
+	return nil
+}
+
+// common flags of the commands that send requests.
+type mintFlags struct {
+	key      *string
+	proto    *string
+	slurmUID *uint
+	ttl      *uint
+}
+
+func addMintFlags(fs *flag.FlagSet) mintFlags {
+	return mintFlags{
+		key:      fs.String("munge-key", "/etc/munge/munge.key", "MUNGE key the controllers share (credentials are minted with it)"),
+		proto:    fs.String("proto", "24.11", "protocol version of the requests (22.05 … 26.05)"),
+		slurmUID: fs.Uint("slurm-uid", 0, "the controllers' SlurmUser uid (REQUEST_PING credentials are restricted to it)"),
+		ttl:      fs.Uint("cred-ttl", 0, "credential ttl in seconds (0 = munged's default, 300)"),
+	}
+}
+
+func (f mintFlags) minter() (*bench.Minter, error) {
+	m, err := bench.NewMinter(*f.key)
+	if err != nil {
+		return nil, fmt.Errorf("munge key: %w", err)
+	}
+	v, err := parseProto(*f.proto)
+	if err != nil {
+		return nil, err
+	}
+	m.Version = v
+	m.TTL = uint32(*f.ttl)
+	return m, nil
+}
+
+func parseProto(s string) (uint16, error) {
+	for _, v := range codec.Versions {
+		if codec.VersionName(v) == s {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("--proto %q: want one of 22.05 23.02 23.11 24.05 24.11 25.05 25.11 26.05", s)
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+}
+
+func benchRun(args []string) error {
+	fs := flag.NewFlagSet("bench run", flag.ContinueOnError)
+	var targets targetList
+	fs.Var(&targets, "target", "controller to measure: NAME=HOST:PORT[,pid=PID][,pidfile=FILE][,aux=LABEL:PID] (repeat; the first is compared with the others)")
+	workloads := fs.String("workload", "squeue", "comma-separated workloads: "+strings.Join(bench.Workloads, ", "))
+	sweep := fs.String("sweep", "1,8,64,256", "closed loop: comma-separated numbers of concurrent clients")
+	rates := fs.String("rate", "", "open loop: comma-separated rates in operations/s (replaces --sweep)")
+	conns := fs.Int("conns", 4096, "open loop: most operations in flight")
+	duration := fs.Duration("duration", 10*time.Second, "measurement window per run")
+	warmup := fs.Duration("warmup", time.Second, "load before each window, not counted")
+	timeout := fs.Duration("timeout", 10*time.Second, "per-RPC timeout (stock clients: MessageTimeout, 10 s)")
+	settle := fs.Bool("settle", true, "after each run wait (up to 20 s) until the target's CPU is quiet")
+	label := fs.String("label", "", "scenario name recorded with every run (e.g. \"10000 jobs\")")
+	hold := fs.Int("hold", 0, "connections held open to the target during each run")
+	holdMode := fs.String("hold-mode", "idle", "held connections: idle (send nothing) or slow (one byte a second)")
+	htmlOut := fs.String("report", "", "write an HTML report here")
+	jsonOut := fs.String("json", "", "write the JSON results here")
+	quiet := fs.Bool("quiet", false, "no progress line")
+	repeat := fs.Int("repeat", 1, "measure every point this many times (target order rotated); the report uses the median run")
+	var notes []string
+	fs.Func("note", "free text recorded in the report (repeat)", func(s string) error { notes = append(notes, s); return nil })
+	mf := addMintFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: slurm-frontend bench run --target NAME=HOST:PORT[,pid=PID] ... [flags]\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		fs.Usage()
+		return errors.New("bench run: at least one --target")
+	}
+	m, err := mf.minter()
+	if err != nil {
+		return err
+	}
+	var points []float64
+	open := *rates != ""
+	list := *sweep
+	if open {
+		list = *rates
+	}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 || (!open && v != float64(int(v))) {
+			return fmt.Errorf("bench run: bad load point %q", s)
+		}
+		points = append(points, v)
+	}
+	if len(points) == 0 {
+		return errors.New("bench run: empty --sweep/--rate")
+	}
+	var wls []*bench.Workload
+	for _, name := range strings.Split(*workloads, ",") {
+		wl, err := bench.NewWorkload(strings.TrimSpace(name), m.Version, uint32(*mf.slurmUID))
+		if err != nil {
+			return err
+		}
+		wls = append(wls, wl)
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	report := bench.NewReport("slurm-frontend bench run " + strings.Join(args, " "))
+	report.Meta.Notes = notes
+	for _, t := range targets {
+		report.Meta.Targets = append(report.Meta.Targets, t.Name)
+	}
+	var progress io.Writer = os.Stderr
+	if *quiet {
+		progress = nil
+	}
+	var runErr error
+outer:
+	for rep := 0; rep < max(*repeat, 1); rep++ {
+		for _, wl := range wls {
+			for _, p := range points {
+				for i := range targets {
+					t := targets[(i+rep)%len(targets)]
+					spec := bench.RunSpec{Target: t, Workload: wl, Label: *label, Warmup: *warmup, Duration: *duration,
+						Timeout: *timeout, Settle: *settle, Hold: *hold, HoldMode: *holdMode, Progress: progress}
+					if open {
+						spec.Rate, spec.Concurrency = p, *conns
+					} else {
+						spec.Concurrency = int(p)
+					}
+					res, err := bench.Run(ctx, spec, m)
+					if res != nil {
+						res.Rep = rep
+						report.Add(res, wl)
+					}
+					if err != nil {
+						runErr = err
+						break outer
+					}
+				}
+			}
+		}
+	}
+	if *quiet {
+		for _, r := range report.Runs {
+			fmt.Fprintln(os.Stderr, r.Line())
+		}
+	}
+	report.WriteText(os.Stdout)
+	if *jsonOut != "" {
+		if err := report.WriteJSON(*jsonOut); err != nil {
+			return err
+		}
+	}
+	if *htmlOut != "" {
+		if err := report.WriteHTML(*htmlOut); err != nil {
+			return err
+		}
+	}
+	if runErr != nil && errors.Is(runErr, context.Canceled) {
+		return errors.New("interrupted (partial results written)")
+	}
+	return runErr
+}
+
+func benchFill(args []string) error {
+	fs := flag.NewFlagSet("bench fill", flag.ContinueOnError)
+	target := fs.String("target", "", "controller HOST:PORT (or NAME=HOST:PORT)")
+	jobs := fs.Int("jobs", 10000, "held jobs to submit")
+	conc := fs.Int("concurrency", 16, "concurrent submitters")
+	timeout := fs.Duration("timeout", 30*time.Second, "per-submission timeout")
+	mf := addMintFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *target == "" {
+		fs.Usage()
+		return errors.New("bench fill: --target")
+	}
+	t, err := bench.ParseTarget(*target)
+	if err != nil {
+		return err
+	}
+	m, err := mf.minter()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	res, err := bench.Fill(ctx, t.Addr, *jobs, *conc, m, *timeout, os.Stderr)
+	if res != nil {
+		fmt.Printf("fill %s: %d held jobs in %.1f s (%.0f/s), job ids %d-%d", t.Addr, res.Submitted, res.Seconds, res.PerSec, res.FirstID, res.LastID)
+		if len(res.Errors) > 0 {
+			fmt.Printf(", retried errors: %v", res.Errors)
+		}
+		fmt.Println()
+	}
+	return err
+}
+
+func benchNull(args []string) error {
+	fs := flag.NewFlagSet("bench null", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	size := fs.Int("reply-size", 635822, "bytes of the RESPONSE_JOB_INFO frame (default: the 24.11 reply for 1,000 held jobs)")
+	from := fs.String("reply-from", "", "copy the replies of this controller (HOST:PORT) instead; refetched on SIGHUP")
+	mf := addMintFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s := bench.NewNullServer(*size)
+	fetch := func() error {
+		if *from == "" {
+			return nil
+		}
+		m, err := mf.minter()
+		if err != nil {
+			return err
+		}
+		r, err := bench.FetchReplies(*from, m, uint32(*mf.slurmUID), 30*time.Second)
+		if err != nil {
+			return err
+		}
+		s.SetReplies(r)
+		return nil
+	}
+	if err := fetch(); err != nil {
+		return err
+	}
+	if err := s.Listen(*listen); err != nil {
+		return err
+	}
+	fmt.Printf("null server on %s (pid %d), reply bytes %v\n", s.Addr(), os.Getpid(), s.ReplySizes())
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve() }()
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case sg := <-sig:
+			if sg == syscall.SIGHUP {
+				if err := fetch(); err != nil {
+					fmt.Fprintln(os.Stderr, "null server: refetch:", err)
+				} else {
+					fmt.Printf("null server: reply bytes %v\n", s.ReplySizes())
+				}
+				continue
+			}
+			s.Close()
+			fmt.Printf("null server: %d requests answered\n", s.Served())
+			return nil
+		}
+	}
+}
+
+func benchReport(args []string) error {
+	fs := flag.NewFlagSet("bench report", flag.ContinueOnError)
+	report := fs.String("report", "", "write the merged HTML report here")
+	jsonOut := fs.String("json", "", "write the merged JSON here")
+	var notes []string
+	fs.Func("note", "free text recorded in the report (repeat)", func(s string) error { notes = append(notes, s); return nil })
+	// Flags may follow the file names.
+	var files []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 {
+		return errors.New("bench report: no JSON files")
+	}
+	var rep *bench.Report
+	for _, f := range files {
+		r, err := bench.ReadReport(f)
+		if err != nil {
+			return err
+		}
+		if rep == nil {
+			rep = r
+		} else {
+			rep.Merge(r)
+		}
+	}
+	rep.Meta.Notes = append(rep.Meta.Notes, notes...)
+	rep.WriteText(os.Stdout)
+	if *jsonOut != "" {
+		if err := rep.WriteJSON(*jsonOut); err != nil {
+			return err
+		}
+	}
+	if *report != "" {
+		return rep.WriteHTML(*report)
+	}
+	return nil
 }

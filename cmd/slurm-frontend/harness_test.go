@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -18,7 +17,8 @@ import (
 // The end-to-end tests drive the real binary with the stock Slurm clients
 // of each release, installed by tools/install.sh. `make test` sets
 // SLURM_FRONTEND_E2E=1, which turns a missing install into a failure
-// instead of a skip.
+// instead of a skip. SLURM_FRONTEND_KEEP=1 keeps the directory (configs,
+// state) of a server whose test failed, under /srv/slurm-frontend/e2e-*.
 
 const sharedDir = "/srv/slurm-frontend"
 
@@ -62,6 +62,21 @@ func needClients(t testing.TB) {
 	}
 }
 
+// needRealCtld is needClients plus the real slurmctld of every release
+// (tools/install.sh installs them too).
+func needRealCtld(t testing.TB) {
+	t.Helper()
+	needClients(t)
+	for _, p := range []string{"/usr/sbin/slurmctld", "/opt/slurm-roots/trixie/usr/sbin/slurmctld", "/opt/slurm-roots/sid/usr/sbin/slurmctld"} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("SLURM_FRONTEND_E2E") != "" {
+				t.Fatalf("differential test needs %s: run tools/install.sh", p)
+			}
+			t.Skipf("needs %s (run 'make setup')", p)
+		}
+	}
+}
+
 func buildBinary(t testing.TB) string {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "slurm-frontend-bin")
@@ -83,6 +98,15 @@ func buildBinary(t testing.TB) string {
 	return binPath
 }
 
+// TestMain removes the binary buildBinary made.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -101,8 +125,10 @@ type frontend struct {
 	clientConf string
 	port       int
 	cmd        *exec.Cmd
-	logs       *bytes.Buffer
+	exited     chan struct{} // closed when cmd has exited
+	waitErr    error         // cmd.Wait's result, valid once exited is closed
 	logMu      sync.Mutex
+	logs       bytes.Buffer // every run's output, restarts marked
 }
 
 // fakeCluster is the reference cluster of the captures (16 nodes, cpu,
@@ -127,8 +153,13 @@ func newFrontend(t testing.TB, clusterConf string) *frontend {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Writable by the non-root test user (RUN_AS=slurm) too.
 	os.Chmod(dir, 0o1777)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if !t.Failed() || os.Getenv("SLURM_FRONTEND_KEEP") == "" {
+			os.RemoveAll(dir)
+		}
+	})
 	f := &frontend{t: t, dir: dir, stateDir: filepath.Join(dir, "state"), port: freePort(t)}
 	f.configPath = filepath.Join(dir, "frontend.conf")
 	if err := os.WriteFile(f.configPath, []byte(clusterConf), 0o644); err != nil {
@@ -148,57 +179,130 @@ func newFrontend(t testing.TB, clusterConf string) *frontend {
 	return f
 }
 
+// logWriter collects the server's output and signals the "ready:" line.
+type logWriter struct {
+	f       *frontend
+	partial []byte
+	ready   chan struct{}
+	once    sync.Once
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.f.logMu.Lock()
+	w.f.logs.Write(p)
+	w.f.logMu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if bytes.Contains(w.partial[:i], []byte("ready:")) {
+			w.once.Do(func() { close(w.ready) })
+		}
+		w.partial = w.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+// start runs the server on f's config, state dir and port, and waits for
+// its "ready:" line.
 func (f *frontend) start() {
 	f.t.Helper()
-	f.logs = &bytes.Buffer{}
-	f.cmd = exec.Command(buildBinary(f.t), "serve", "--config", f.configPath, "--state-dir", f.stateDir,
-		"--listen", fmt.Sprintf("127.0.0.1:%d", f.port), "--munge-key", "/etc/munge/munge.key")
-	stderr, _ := f.cmd.StderrPipe()
-	if err := f.cmd.Start(); err != nil {
+	if err := f.tryStart(); err != nil {
 		f.t.Fatal(err)
-	}
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			f.logMu.Lock()
-			f.logs.WriteString(line + "\n")
-			f.logMu.Unlock()
-			if strings.Contains(line, "ready:") {
-				select {
-				case ready <- true:
-				default:
-				}
-			}
-		}
-		close(ready)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			f.cmd.Wait()
-			f.t.Fatalf("server exited before ready:\n%s", f.Logs())
-		}
-	case <-time.After(20 * time.Second):
-		f.t.Fatalf("server not ready in 20s:\n%s", f.Logs())
 	}
 }
 
-func (f *frontend) stop() {
-	if f.cmd == nil || f.cmd.Process == nil {
-		return
+// tryStart is start returning the failure instead of ending the test.
+func (f *frontend) tryStart() error {
+	if f.cmd != nil {
+		return fmt.Errorf("start: server already running")
 	}
-	f.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { f.cmd.Wait(); close(done) }()
+	f.logMu.Lock()
+	if f.logs.Len() > 0 {
+		fmt.Fprintf(&f.logs, "----- restart at %s -----\n", time.Now().Format(time.TimeOnly))
+	}
+	f.logMu.Unlock()
+	w := &logWriter{f: f, ready: make(chan struct{})}
+	cmd := exec.Command(buildBinary(f.t), "serve", "--config", f.configPath, "--state-dir", f.stateDir,
+		"--listen", fmt.Sprintf("127.0.0.1:%d", f.port), "--munge-key", "/etc/munge/munge.key")
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	f.cmd = cmd
+	f.exited = make(chan struct{})
+	exited := f.exited
+	go func() { f.waitErr = cmd.Wait(); close(exited) }()
 	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		f.cmd.Process.Kill()
-		<-done
+	case <-w.ready:
+		return nil
+	case <-exited:
+		f.cmd = nil
+		return fmt.Errorf("server exited before ready (%v):\n%s", f.waitErr, f.Logs())
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		f.cmd = nil
+		return fmt.Errorf("server not ready in 20s:\n%s", f.Logs())
 	}
+}
+
+// movePort gives the (stopped) server a new port and rewrites the client
+// slurm.conf for it.
+func (f *frontend) movePort() {
+	f.t.Helper()
+	f.port = freePort(f.t)
+	out, err := exec.Command(buildBinary(f.t), "client-conf", "--config", f.configPath,
+		"--listen", fmt.Sprintf("127.0.0.1:%d", f.port)).Output()
+	if err != nil {
+		f.t.Fatalf("client-conf: %v", err)
+	}
+	if err := os.WriteFile(f.clientConf, out, 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// alive reports whether the server process is still running.
+func (f *frontend) alive() bool {
+	if f.cmd == nil {
+		return false
+	}
+	select {
+	case <-f.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the server with SIGTERM (SIGKILL after 10 s) and waits for it.
+func (f *frontend) stop() { f.stopWith(syscall.SIGTERM, 10*time.Second) }
+
+// stopWith sends sig, waits up to grace for the exit (then SIGKILLs), and
+// returns how the process ended and how long it took to.
+func (f *frontend) stopWith(sig syscall.Signal, grace time.Duration) (*os.ProcessState, time.Duration, error) {
+	if f.cmd == nil {
+		return nil, 0, nil
+	}
+	cmd := f.cmd
 	f.cmd = nil
+	start := time.Now()
+	select {
+	case <-f.exited: // died on its own
+		return cmd.ProcessState, 0, fmt.Errorf("server had already exited: %v", f.waitErr)
+	default:
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-f.exited:
+		return cmd.ProcessState, time.Since(start), nil
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-f.exited
+		return cmd.ProcessState, time.Since(start), fmt.Errorf("server did not exit within %v of %v", grace, sig)
+	}
 }
 
 // Logs returns what the server printed so far.
@@ -208,18 +312,87 @@ func (f *frontend) Logs() string {
 	return f.logs.String()
 }
 
+// runner runs stock clients against one controller for one (sub)test.
+type runner struct {
+	t    testing.TB
+	conf string        // client slurm.conf
+	dir  string        // working directory (under sharedDir)
+	env  []string      // extra environment, e.g. RUN_AS=slurm
+	logs func() string // the controller's log, for failure messages
+}
+
+// as returns a runner that reports to t (use it in subtests).
+func (f *frontend) as(t testing.TB) runner {
+	return runner{t: t, conf: f.clientConf, dir: f.dir, logs: f.Logs}
+}
+
+// user returns a copy of r that runs clients as the given local user.
+func (r runner) user(name string) runner {
+	r.env = append(append([]string(nil), r.env...), "RUN_AS="+name)
+	return r
+}
+
+// in returns a copy of r that runs clients in dir (under sharedDir).
+func (r runner) in(dir string) runner {
+	r.dir = dir
+	return r
+}
+
+func (r runner) run(rel string, args ...string) (string, string, int) {
+	r.t.Helper()
+	return runClient(r.t, rel, r.conf, r.dir, r.env, args...)
+}
+
+// mustRun runs a client and fails the test on a non-zero exit.
+func (r runner) mustRun(rel string, args ...string) string {
+	r.t.Helper()
+	out, errs, code := r.run(rel, args...)
+	if code != 0 {
+		logs := ""
+		if r.logs != nil {
+			logs = r.logs()
+		}
+		r.t.Fatalf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s\ncontroller log:\n%s", rel, strings.Join(args, " "), code, out, errs, logs)
+	}
+	return out
+}
+
 // run runs a stock client of release rel against the server and returns
 // its stdout, stderr and exit code.
 func (f *frontend) run(rel string, args ...string) (string, string, int) {
 	f.t.Helper()
-	return runClient(f.t, rel, f.clientConf, f.dir, nil, args...)
+	return f.as(f.t).run(rel, args...)
+}
+
+// mustRun runs a client and fails the test on a non-zero exit.
+func (f *frontend) mustRun(rel string, args ...string) string {
+	f.t.Helper()
+	return f.as(f.t).mustRun(rel, args...)
+}
+
+// hermeticEnv is the test process's environment without the variables
+// run-client.sh would pass on to the clients (SLURM_*, SQUEUE_FORMAT, ...),
+// which would change what the clients print.
+func hermeticEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		drop := name == "RUN_AS"
+		for _, p := range []string{"SLURM_", "SQUEUE_", "SINFO_", "SBATCH_", "SALLOC_", "SRUN_", "SACCT_", "SCANCEL_", "SCONTROL_", "SSHARE_", "SPRIO_", "SSTAT_"} {
+			drop = drop || strings.HasPrefix(name, p)
+		}
+		if !drop {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 func runClient(t testing.TB, rel, conf, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot(t), "tools/run-client.sh"), rel, conf}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(hermeticEnv(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	done := make(chan error, 1)
@@ -231,17 +404,84 @@ func runClient(t testing.TB, rel, conf, dir string, env []string, args ...string
 	case <-done:
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("%s %v: timed out", rel, args)
+		<-done
+		t.Fatalf("%s %v: timed out after 60s\nstdout:\n%s\nstderr:\n%s", rel, args, out.String(), errb.String())
 	}
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
-// mustRun runs a client and fails the test on a non-zero exit.
-func (f *frontend) mustRun(rel string, args ...string) string {
-	f.t.Helper()
-	out, errs, code := f.run(rel, args...)
-	if code != 0 {
-		f.t.Fatalf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s\nserver log:\n%s", rel, strings.Join(args, " "), code, out, errs, f.Logs())
+// realCtld is a real slurmctld of one release on the fake cluster
+// (tools/real-slurmctld.sh), with no slurmd: nodes stay UNKNOWN.
+type realCtld struct {
+	rel  string
+	dir  string
+	port int
+	conf string
+}
+
+func startRealCtld(t testing.TB, rel string) *realCtld {
+	t.Helper()
+	needRealCtld(t)
+	if err := os.MkdirAll(sharedDir, 0o1777); err != nil {
+		t.Fatal(err)
 	}
-	return out
+	dir, err := os.MkdirTemp(sharedDir, "real-"+rel+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o1777)
+	// SlurmctldPort and SlurmdPort (= port+1) must both be free.
+	var port int
+	for i := 0; ; i++ {
+		port = freePort(t)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
+			l.Close()
+			break
+		}
+		if i > 20 {
+			t.Fatal("no two consecutive free ports")
+		}
+	}
+	r := &realCtld{rel: rel, dir: dir, port: port, conf: filepath.Join(dir, "slurm.conf")}
+	tool := filepath.Join(repoRoot(t), "tools/real-slurmctld.sh")
+	t.Cleanup(func() {
+		if out, err := exec.Command("bash", tool, "stop", dir).CombinedOutput(); err != nil {
+			t.Errorf("stopping real slurmctld %s: %v\n%s", rel, err, out)
+		}
+		os.RemoveAll(dir)
+	})
+	for _, args := range [][]string{
+		{"conf", dir, fmt.Sprint(port), "refcluster"},
+		{"start", rel, dir, fmt.Sprint(port)},
+	} {
+		if out, err := exec.Command("bash", append([]string{tool}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("real-slurmctld.sh %v: %v\n%s", args, err, out)
+		}
+	}
+	return r
+}
+
+func (r *realCtld) Logs() string {
+	b, _ := os.ReadFile(filepath.Join(r.dir, "slurmctld.log"))
+	return string(b)
+}
+
+// workDir makes a directory under sharedDir that every user may write,
+// removed at the end of the test.
+func workDir(t testing.TB, prefix string) string {
+	t.Helper()
+	if err := os.MkdirAll(sharedDir, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(sharedDir, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o1777)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func (r *realCtld) as(t testing.TB) runner {
+	return runner{t: t, conf: r.conf, dir: r.dir, logs: r.Logs}
 }

@@ -33,6 +33,7 @@ type Reply struct {
 	Frame   []byte
 	MsgType uint16
 	Body    []byte
+	Drop    bool // close without answering (what slurmctld does with undecodable messages)
 }
 
 // Options configure the controller.
@@ -112,7 +113,25 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 	if _, known := knownUnsupported[req.MsgType]; known {
 		return s.rc(req.Version, codec.ESLURM_NOT_SUPPORTED), true
 	}
-	return s.rc(req.Version, codec.EINVAL), true
+	if slurmDecodes(req.MsgType) {
+		return s.rc(req.Version, codec.EINVAL), true
+	}
+	return Reply{Drop: true}, true
+}
+
+// slurmDecodes approximates which message types slurmctld can unpack (its
+// msg_type enum blocks): those it answers with EINVAL when it does not
+// serve them; anything else fails to unpack and the connection is closed
+// without a reply.
+func slurmDecodes(t uint16) bool {
+	switch {
+	case t >= 1001 && t <= 1030, t >= 2001 && t <= 2060, t >= 3001 && t <= 3015,
+		t >= 4001 && t <= 4030, t >= 5001 && t <= 5045, t >= 6001 && t <= 6025,
+		t >= 7001 && t <= 7020, t >= 8001 && t <= 8003, t >= 9001 && t <= 9002,
+		t >= 10001 && t <= 10005, t >= 11001 && t <= 11003:
+		return true
+	}
+	return false
 }
 
 var knownUnsupported = map[uint16]struct{}{

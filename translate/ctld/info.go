@@ -265,7 +265,7 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 	ni.CPUsEfctv = n.CPUs
 	ni.Gres, ni.Features, ni.FeaturesAct = n.Gres, n.Features, n.Features
 	ni.SelectPluginID = 109 // select/cons_tres
-	ni.TRESFmtStr = nodeTRES(n)
+	ni.TRESFmtStr = nodeTRES(n, strings.Contains(c.opt.Conf.Get("AccountingStorageTRES", ""), "gres/gpu"))
 	ni.Arch = "x86_64"
 	ni.OS = "Linux"
 	if a := c.agent(s, n.Name); a != nil {
@@ -288,9 +288,11 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 	return ni
 }
 
-func nodeTRES(n *conf.Node) string {
+// nodeTRES is a node's configured TRES; GPUs count only when the site
+// accounts them (AccountingStorageTRES=gres/gpu), as in slurmctld.
+func nodeTRES(n *conf.Node, gpus bool) string {
 	s := "cpu=" + itoa(uint64(n.CPUs)) + ",mem=" + memString(n.RealMemory) + ",billing=" + itoa(uint64(n.CPUs))
-	if g := gpuCount(n.Gres); g > 0 {
+	if g := gpuCount(n.Gres); gpus && g > 0 {
 		s += ",gres/gpu=" + itoa(g)
 	}
 	return s

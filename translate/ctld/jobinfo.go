@@ -7,11 +7,6 @@ import (
 	"github.com/lablup/slurm-frontend/translate/hostlist"
 )
 
-// jobBitflags is what slurmctld 22.05-26.05 reports in a plain batch
-// job's bitflags (seen in the captures): the job_desc "use default"
-// account/partition/qos/wckey bits plus the controller's own markers.
-const jobBitflags = 0xbe000000
-
 // jobInfo renders a job as slurmctld's job_info record. Values that
 // Backend.AI does not model take slurmctld's defaults for a plain batch
 // job, checked field by field against real captures (see jobinfo_test).
@@ -19,7 +14,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	ji := codec.JobInfo{
 		JobID: j.ID, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayMaxTasks: j.ArrayMax,
 		HetJobOffset: codec.NoVal, UserID: j.UserID, GroupID: j.GroupID,
-		JobState: j.State, StateReason: j.Reason, BatchFlag: 1, Bitflags: jobBitflags,
+		JobState: j.State, StateReason: j.Reason, BatchFlag: 1, Bitflags: j.DescFlags,
 		ExitCode: j.ExitCode, Priority: j.Priority, SiteFactor: codec.NiceOffset,
 		BillableTRES: float64(codec.NoVal), StartProtocolVer: j.ProtoVersion,
 		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
@@ -67,10 +62,19 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	if j.Contiguous {
 		ji.Contiguous = 1
 	}
-	if j.MaxNodes == 0 && v >= codec.V23_02 {
-		// Newer controllers record the node range they settled on
-		// (scontrol shows NumNodes=1-1); 22.05 leaves 0.
-		ji.MaxNodes = j.MinNodes
+	if j.MaxNodes == 0 {
+		switch {
+		case v >= codec.V25_11:
+			// 25.11+ slurmctld caps an unset node count at the task
+			// count (JOB_IMPLICIT_MAX_NODES): NumNodes=1-2 for -n 2.
+			ji.MaxNodes = j.NumTasks
+		case v >= codec.V23_02 && j.DescFlags&jobNtasksSet == 0:
+			// 23.02-25.05 settle on the minimum unless -n was given.
+			ji.MaxNodes = j.MinNodes
+		}
+	}
+	if codec.JobIsPending(j.State) {
+		ji.NumNodes = c.pendingNodeEstimate(j)
 	}
 	if ji.StdOut == "" && v >= codec.V25_11 {
 		// From 25.11 slurmctld stores the default output pattern itself.
@@ -100,6 +104,38 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		ji.TimeLimit = conf.Infinite
 	}
 	return ji
+}
+
+// pendingNodeEstimate is the node count slurmctld reports for a pending
+// job: at least the requested minimum, and enough nodes of the
+// partition's largest CPU count to hold the tasks.
+func (c *Controller) pendingNodeEstimate(j *state.Job) uint32 {
+	n := j.MinNodes
+	var maxCPUs uint32
+	for _, p := range c.opt.Conf.Partitions {
+		if p.Name != j.Partition {
+			continue
+		}
+		for _, name := range p.Nodes {
+			if nd := c.opt.Conf.Node(name); nd != nil {
+				maxCPUs = max(maxCPUs, uint32(nd.CPUs))
+			}
+		}
+	}
+	if maxCPUs == 0 {
+		return n
+	}
+	var est uint32
+	switch {
+	case j.TasksPerNode > 0:
+		est = j.NumTasks / uint32(j.TasksPerNode)
+	case j.CPUsPerTask > 1:
+		perNode := max(maxCPUs/uint32(j.CPUsPerTask), 1)
+		est = (j.NumTasks + perNode - 1) / perNode
+	default:
+		est = (j.NumTasks + maxCPUs - 1) / maxCPUs
+	}
+	return max(n, est)
 }
 
 // allocNode is the submit host slurmctld records: the credential's origin

@@ -24,7 +24,7 @@ func (c *Controller) submit(req *Request) Reply {
 	job, sc, err := c.translateJobDesc(req, &d)
 	if err != nil {
 		c.logf("submit from uid %d refused: %v", req.UID, err)
-		return rcReply(codec.CodeOf(err))
+		return refusal(err, req.Version)
 	}
 	c.mu.Lock()
 	jobs, err := c.opt.Store.Submit(1, sc, func(id uint32) ([]*state.Job, error) {
@@ -90,7 +90,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		ReqNodes: d.ReqNodes, ExcNodes: d.ExcNodes, Features: d.Features, Dependency: d.Dependency,
 		TresPerNode: d.TRESPerNode, TresPerJob: d.TRESPerJob, TresPerTask: d.TRESPerTask,
 		MailUser: d.MailUser, Network: d.Network, ProtoVersion: req.Version, OpenMode: d.OpenMode,
-		ArrayTasks: d.ArrayInx, AllocSID: d.AllocSID, SubmitLine: d.SubmitLine,
+		ArrayTasks: d.ArrayInx, AllocSID: d.AllocSID, SubmitLine: d.SubmitLine, DescFlags: d.Bitflags,
 	}
 	if j.AllocSID == codec.NoVal {
 		j.AllocSID = 0
@@ -173,6 +173,14 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		j.Reason = codec.WAIT_PRIORITY
 	}
 	j.EligibleTime = 0
+	// Flags slurmctld adds to what the client sent.
+	j.DescFlags |= jobDependent
+	if d.Partition == "" {
+		j.DescFlags |= jobPartAssigned
+	}
+	if _, mb := d.MemPerCPU(); mb != codec.NoVal64 {
+		j.DescFlags |= jobMemSet
+	}
 	j.Command = commandOf(d)
 	j.TresReqStr = tresString(j, c.nodeMemMB(part))
 	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
@@ -201,7 +209,7 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 			}
 		}
 		if !found {
-			return nil, codec.Errorf(codec.ESLURM_INVALID_PARTITION_NAME, "invalid partition %q", name)
+			return nil, userErr(codec.ESLURM_INVALID_PARTITION_NAME, "invalid partition specified: "+name)
 		}
 	}
 	return nil, codec.Errorf(codec.ESLURM_INVALID_PARTITION_NAME, "no usable partition in %q", spec)
@@ -227,15 +235,48 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 		return codec.Errorf(codec.ESLURM_INVALID_NODE_COUNT, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes)
 	}
 	if j.MinCPUs > totalCPUs || uint32(j.CPUsPerTask) > maxCPUs {
-		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d CPUs requested, partition %s has %d", j.MinCPUs, p.Name, totalCPUs)
+		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
 	}
 	if j.MemPerNodeMB > maxMem {
-		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d MB per node requested, largest node has %d", j.MemPerNodeMB, maxMem)
+		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "Memory specification can not be satisfied")
 	}
 	if j.MemPerCPUMB > 0 && j.MemPerCPUMB*uint64(j.CPUsPerTask) > maxMem {
 		return codec.Errorf(codec.ESLURM_INVALID_TASK_MEMORY, "%d MB per CPU cannot fit", j.MemPerCPUMB)
 	}
 	return nil
+}
+
+// job bit flags (slurm.h) slurmctld sets on a new job.
+const (
+	jobNtasksSet    = 1 << 14 // --ntasks given (set by the client)
+	jobMemSet       = 1 << 23
+	jobDependent    = 1 << 29
+	jobPartAssigned = 1 << 31 // no partition requested
+)
+
+// userErr is a refusal whose text slurmctld also sends to the client
+// (sbatch prints it as "sbatch: error: TEXT" before the error code's).
+type userError struct{ e *codec.Error }
+
+func (u userError) Error() string { return u.e.Error() }
+
+// Unwrap lets codec.CodeOf-style callers reach the code.
+func (u userError) Unwrap() error { return u.e }
+
+func userErr(code uint32, text string) error {
+	return userError{&codec.Error{Code: code, Msg: text}}
+}
+
+// refusal answers a refused request: RESPONSE_SLURM_RC_MSG with the text
+// for refusals slurmctld explains, a plain RC otherwise.
+func refusal(err error, v uint16) Reply {
+	ue, ok := err.(userError)
+	if !ok {
+		return rcReply(codec.CodeOf(err))
+	}
+	w := codec.Writer{}
+	(&codec.SlurmRCMsg{RC: ue.e.Code, Message: ue.e.Msg}).Encode(&w, v)
+	return Reply{MsgType: codec.RESPONSE_SLURM_RC_MSG, Body: w.B}
 }
 
 func commandOf(d *codec.JobDesc) string {

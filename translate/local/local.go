@@ -2,11 +2,70 @@
 // Backend.AI. It advertises the nodes and partitions of the frontend's
 // config; with no config, this host as one node in one default partition
 // with its real CPU count and memory.
+//
+// With a spool directory (WithSpoolDir) it also implements
+// translate.Executor and runs batch jobs for real on this host; the
+// configured nodes are slots of this one host.
+//
+// Placement (sched.go): sessions wait in a queue; the scheduler starts
+// them in priority order, then FIFO, when Nodes nodes of the session's
+// partition have its CPUs, memory and GPUs (Gres=gpu:N, counted; the job
+// sees the indices it holds in CUDA_VISIBLE_DEVICES) free, honouring
+// ReqNodes, ExcNodes and Exclusive. A session that does not fit yet holds
+// the nodes it waits for (strict priority, no backfill); one that can
+// never fit the configuration ends at once with ERROR "failed-to-start".
+//
+// Execution (shim.go): each session runs under a shim, the same binary
+// re-executed as "slurm-frontend shim run DIR" in its own session and as
+// the init of a new PID and mount namespace. The shim claims the session
+// (once only), makes mounts private and mounts a fresh /proc, creates the
+// output files as the job's user (fsuid/fsgid/groups on a throw-away
+// thread: owner the user, mode 0644, truncated unless AppendOut; StdErr
+// "" shares stdout's open file), writes the script to DIR/jobNNNNN/
+// slurm_script (root:gid 0750 directory, uid 0700 file, as slurmd
+// does; if the spool is not reachable by the user, a tmpfs over the first
+// unreachable directory — one the user could not enter anyway — exposes
+// just that directory inside the job's mount namespace), and starts it as
+// the user's uid, gid and groups, setsid, in WorkDir (as slurmstepd: if
+// the user cannot enter it, "couldn't chdir ... going to /tmp instead"),
+// with exactly the session's environment (plus the placement: GPUs, and
+// node names for the variables the spec already has), stdin from StdIn
+// or /dev/null, and Argv[1:] as arguments. A script without "#!" fails
+// as execve does under slurmstepd (exit code 8, "Exec format error" on
+// stderr). The script is pid 2 of its namespace: the shim stays pid 1 to
+// reap, to signal, and so that untrapped signals act on the script as
+// they do on Slurm (a pid 1 would ignore them).
+//
+// Limits: the shim enforces the time limit itself (it outlives the
+// server): "*** JOB n ON node CANCELLED AT t DUE TO TIME LIMIT ***" on
+// stderr, SIGCONT and SIGTERM to every process, SIGKILL after KillWait
+// (default 30 s), reason "task-timeout"; --signal is sent Warn before the
+// limit. Memory (MemPerNodeMB) and CPUs (CPUsPerNode, as a CFS quota) are
+// enforced with cgroup v2 when the memory and cpu controllers are
+// delegated to the server's cgroup, else with the cgroup v1 memory and cpu
+// hierarchies; an OOM kill gives reason "oom-killed". When neither is
+// usable the engine says so in its log at start and memory and CPU limits
+// are NOT enforced (time limits still are).
+//
+// Durability (exec.go): every session is a directory of write-once files
+// in the spool (see the file list there). The job survives the server's
+// death (the shim is in its own session, and it, not the server, records
+// the exit status, atomically); a new engine on the same spool replays
+// every session's state on Events, re-attaches running shims, starts
+// placed sessions whose shim never claimed them (the claim file makes a
+// second start impossible), and reports sessions that ended meanwhile
+// with their exit status. If a shim dies without a status (host reboot),
+// its PID namespace died with it, and the session ends in ERROR
+// "agent-termination".
+//
+// Running jobs needs root (credentials, namespaces, cgroups).
 package local
 
 import (
 	"bufio"
 	"context"
+	"io"
+	"log"
 	"os"
 	"runtime"
 	"strconv"
@@ -21,17 +80,66 @@ import (
 type Engine struct {
 	cfg  *conf.Config
 	boot int64
+	x    *executor // nil without a spool directory
+	xErr error     // why the executor could not start
 }
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	spool     string
+	log       *log.Logger
+	shim      []string
+	retention time.Duration
+}
+
+// WithSpoolDir enables running sessions, keeping their state in dir (the
+// server passes its state directory + "/spool"). Without it the engine
+// only advertises topology and the Executor methods return ErrNoSpool.
+func WithSpoolDir(dir string) Option { return func(o *options) { o.spool = dir } }
+
+// WithLogger sets where the engine logs (default: discarded).
+func WithLogger(l *log.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithShimCommand sets the command that runs a session's shim; "run DIR"
+// is appended. Default: this very binary, "/proc/self/exe shim".
+func WithShimCommand(argv ...string) Option { return func(o *options) { o.shim = argv } }
+
+// WithRetention sets how long ended sessions stay in the spool (and in
+// Sessions) before they are purged; 0 keeps them until Purge. Default 7
+// days.
+func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
 
 // New returns an engine over cfg. If cfg has no nodes, this host becomes
 // one node and one default partition in cfg (so the rest of the frontend
-// sees a normal config).
-func New(cfg *conf.Config) *Engine {
+// sees a normal config). With WithSpoolDir it recovers the spool and
+// starts scheduling; a failure there is logged and returned by Err and
+// by every Executor method.
+func New(cfg *conf.Config, opts ...Option) *Engine {
 	if len(cfg.Nodes) == 0 {
 		AddThisHost(cfg)
 	}
-	return &Engine{cfg: cfg, boot: bootTime()}
+	e := &Engine{cfg: cfg, boot: bootTime()}
+	o := &options{shim: []string{"/proc/self/exe", "shim"}, retention: 7 * 24 * time.Hour}
+	for _, f := range opts {
+		f(o)
+	}
+	if o.log == nil {
+		o.log = log.New(io.Discard, "", 0)
+	}
+	if o.spool != "" {
+		e.x, e.xErr = newExecutor(cfg, o)
+		if e.xErr != nil {
+			o.log.Printf("embedded engine: cannot run sessions: %v", e.xErr)
+		}
+	}
+	return e
 }
+
+// Err reports why the engine cannot run sessions (nil if it can, or if
+// no spool directory was given).
+func (e *Engine) Err() error { return e.xErr }
 
 // AddThisHost adds this machine as node and a default partition "debug"
 // (Slurm's packaged example name) holding it.
@@ -82,6 +190,10 @@ func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
 	}
 	load := loadAvg()
 	free := memFreeMB()
+	var used map[string]translate.Slots
+	if e.x != nil {
+		used = e.x.occupied()
+	}
 	for _, n := range e.cfg.Nodes {
 		a := translate.Agent{
 			ID: n.Name, Addr: n.Addr, ResourceGroup: owner[n.Name], Status: translate.AgentAlive,
@@ -89,7 +201,7 @@ func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
 			Arch:        runtime.GOARCH, Sockets: n.Sockets, CoresPerSocket: n.CoresPerSocket,
 			ThreadsPerCore: n.ThreadsPerCore, Boards: n.Boards, BootTime: e.boot,
 			Capacity: translate.Slots{CPU: float64(n.CPUs), Mem: n.RealMemory << 20, GPUs: gresGPUs(n.Gres)},
-			OS:       osName(), CPULoad: load, FreeMem: free << 20,
+			OS:       osName(), CPULoad: load, FreeMem: free << 20, Occupied: used[n.Name],
 		}
 		if a.Arch == "amd64" {
 			a.Arch = "x86_64"

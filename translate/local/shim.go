@@ -1,0 +1,672 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lablup/slurm-frontend/translate"
+)
+
+// ShimMain is the hidden "slurm-frontend shim" subcommand: "run DIR"
+// runs the session whose spool directory is DIR. The engine starts it as
+// the init (pid 1) of a new PID and mount namespace, in its own session;
+// it is not meant to be run by hand.
+func ShimMain(args []string) error {
+	if len(args) != 2 || args[0] != "run" {
+		return errors.New("usage: slurm-frontend shim run SESSION-DIR (started by the embedded engine)")
+	}
+	return runShim(args[1])
+}
+
+type shim struct {
+	log    *log.Logger
+	d      *os.File // the session directory, usable after mounts cover its path
+	lr     launchRecord
+	cred   cred
+	notify *os.File // fd 3: pipe to the engine that started us (may be gone)
+	cg     *cgroupPlan
+	errw   io.Writer // the job's stderr, for slurmstepd's messages
+	sigc   chan os.Signal
+
+	cancelled, forced bool
+}
+
+// p names a file of the session directory through the open directory, so
+// it stays reachable whatever is mounted over the spool path.
+func (sh *shim) p(name string) string {
+	return fmt.Sprintf("/proc/self/fd/%d/%s", sh.d.Fd(), name)
+}
+
+func runShim(dir string) error {
+	sh := &shim{log: log.New(os.Stderr, fmt.Sprintf("shim %s: ", filepath.Base(dir)), log.LstdFlags|log.Lmicroseconds)}
+	// Signals first: as the init of a PID namespace, a signal from outside
+	// without a handler would be dropped.
+	sh.sigc = make(chan os.Signal, 16)
+	signal.Notify(sh.sigc, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	signal.Ignore(syscall.SIGPIPE)
+	syscall.Umask(0o022)
+
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	sh.d = d
+	// Our pid as the host sees it: /proc is still the host's.
+	self, err := os.Readlink("/proc/self")
+	if err != nil {
+		return err
+	}
+	hostPID, _ := strconv.Atoi(self)
+	start, _ := procStart(hostPID)
+	f, err := os.OpenFile(sh.p(fClaim), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if os.IsExist(err) {
+		sh.log.Printf("session already claimed by another shim; exiting")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "%d %d\n", hostPID, start)
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	_ = syncDir(sh.p(""))
+	// fd 3: the pipe to the engine that started us, if it gave one.
+	var st syscall.Stat_t
+	if syscall.Fstat(3, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		syscall.CloseOnExec(3) // inherited without it; the job must not get it
+		sh.notify = os.NewFile(3, "notify")
+	}
+	if err := readJSON(sh.p(fLaunch), &sh.lr); err != nil {
+		return sh.end(&statusRecord{Status: translate.SessionError, Reason: "failed-to-start", Message: "launch record: " + err.Error()})
+	}
+	sh.log.Printf("job %d: claimed (host pid %d)", sh.lr.Spec.JobID, hostPID)
+	if sh.checkDestroy(); sh.cancelled {
+		return sh.end(&statusRecord{Status: translate.SessionCancelled, Reason: "user-requested"})
+	}
+	return sh.run()
+}
+
+// checkDestroy reads the engine's destroy request, if any.
+func (sh *shim) checkDestroy() {
+	b, err := os.ReadFile(sh.p(fDestroy))
+	if err != nil {
+		return
+	}
+	sh.cancelled = true
+	if strings.TrimSpace(string(b)) == "forced" {
+		sh.forced = true
+	}
+}
+
+// end records the session's end (atomically, durably) and cleans up.
+func (sh *shim) end(st *statusRecord) error {
+	if st.Ended.IsZero() {
+		st.Ended = time.Now()
+	}
+	if st.Message != "" {
+		sh.log.Print(st.Message)
+	}
+	sh.cg.remove()
+	if sh.lr.ScriptDir != "" {
+		os.RemoveAll(sh.p(filepath.Base(sh.lr.ScriptDir)))
+	}
+	if err := writeJSON(sh.p(fStatus), st); err != nil {
+		sh.log.Printf("cannot write status: %v", err)
+		return err
+	}
+	sh.log.Printf("job %d: %s %s exit %d signal %d", sh.lr.Spec.JobID, st.Status, st.Reason, st.ExitCode, st.Signal)
+	return nil
+}
+
+// stepd writes one of slurmstepd's messages to the job's stderr.
+func (sh *shim) stepd(format string, args ...any) {
+	if sh.errw != nil {
+		fmt.Fprintf(sh.errw, "slurmstepd-%s: error: %s\n", sh.lr.Node, fmt.Sprintf(format, args...))
+	}
+}
+
+func (sh *shim) run() error {
+	spec := &sh.lr.Spec
+	// Private mounts, and a /proc of the new PID namespace.
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		sh.log.Printf("make mounts private: %v", err)
+	} else if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		sh.log.Printf("mount /proc: %v", err)
+	}
+	if sh.lr.Cgroup != nil {
+		if err := sh.lr.Cgroup.create(); err != nil {
+			sh.log.Printf("cgroup: %v (limits not enforced for this job)", err)
+			sh.lr.Cgroup.remove()
+		} else {
+			sh.cg = sh.lr.Cgroup
+		}
+	}
+	sh.cred = cred{uid: spec.UID, gid: spec.GID, groups: jobGroups(spec)}
+
+	// Standard streams, opened as the user.
+	var stdin, stdout, stderr *os.File
+	var what, path string
+	err := asUser(sh.cred, func() error {
+		var err error
+		what, path = "stdin", orDefault(spec.StdIn, "/dev/null")
+		if stdin, err = os.OpenFile(path, os.O_RDONLY, 0); err != nil {
+			return err
+		}
+		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if spec.AppendOut {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		}
+		what, path = "stdout", orDefault(spec.StdOut, "/dev/null")
+		if stdout, err = os.OpenFile(path, flags, 0o666); err != nil {
+			return err
+		}
+		if spec.StdErr == "" || spec.StdErr == spec.StdOut {
+			stderr = stdout
+			return nil
+		}
+		what, path = "stderr", spec.StdErr
+		stderr, err = os.OpenFile(path, flags, 0o666)
+		return err
+	})
+	if err != nil {
+		// slurmstepd: "Could not open stdout file ...", the job fails to
+		// launch (FAILED, JobLaunchFailure).
+		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "failed-to-start",
+			Message: fmt.Sprintf("Could not open %s file %s: %s", what, path, strerror(err))})
+	}
+	sh.errw = stderr
+
+	// Working directory, as the user; slurmstepd falls back to /tmp.
+	wd := orDefault(spec.WorkDir, "/")
+	if err := asUser(sh.cred, func() error { _, err := os.Stat(filepath.Join(wd, ".")); return err }); err != nil {
+		msg := fmt.Sprintf("couldn't chdir to `%s': %s: going to /tmp instead", wd, strerror(err))
+		sh.stepd("%s", msg)
+		sh.stepd("%s", msg)
+		wd = "/tmp"
+	}
+	env := append([]string(nil), sh.lr.Env...)
+	env = sh.tmpdir(env)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "SLURM_TASK_PID=") {
+			env[i] = "SLURM_TASK_PID=2" // the first process forked in the namespace
+		}
+	}
+
+	// The script, where slurmd keeps it.
+	scriptDir := sh.p(filepath.Base(sh.lr.ScriptDir))
+	script := filepath.Join(sh.lr.ScriptDir, "slurm_script")
+	if err := sh.writeScript(scriptDir); err != nil {
+		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "failed-to-start", Message: "script: " + err.Error()})
+	}
+	if err := exposeForUser(sh.lr.ScriptDir, sh.cred); err != nil {
+		sh.log.Printf("exposing %s to uid %d: %v", sh.lr.ScriptDir, spec.UID, err)
+	}
+
+	sh.drainSignals()
+	if sh.checkDestroy(); sh.cancelled {
+		return sh.end(&statusRecord{Status: translate.SessionCancelled, Reason: "user-requested"})
+	}
+	umask := 0o022
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SLURM_UMASK="); ok {
+			if m, err := strconv.ParseUint(v, 8, 32); err == nil {
+				umask = int(m & 0o777)
+			}
+		}
+	}
+	argv := append([]string{script}, argvTail(spec.Argv)...)
+	cmd := &exec.Cmd{
+		Path: script, Args: argv, Env: env, Dir: wd,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:     true,
+			Credential: &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: sh.cred.groups},
+		},
+	}
+	if sh.cg != nil {
+		if err := sh.cg.enter(); err != nil {
+			sh.log.Printf("cgroup enter: %v (limits not enforced for this job)", err)
+		}
+	}
+	syscall.Umask(umask)
+	err = cmd.Start()
+	syscall.Umask(0o022)
+	if sh.cg != nil {
+		if err := sh.cg.leave(); err != nil {
+			sh.log.Printf("cgroup leave: %v", err)
+		}
+	}
+	started := time.Now()
+	batch := 0
+	if err == nil {
+		batch = cmd.Process.Pid
+	}
+	if werr := writeJSON(sh.p(fRunning), &runningRecord{Started: started, BatchPID: batch}); werr != nil {
+		sh.log.Printf("running record: %v", werr)
+	}
+	if sh.notify != nil {
+		_, _ = sh.notify.Write([]byte("R\n"))
+	}
+	if err != nil {
+		// execve failed in the child: slurmstepd prints why and exits
+		// with errno.
+		errno := syscall.EINVAL
+		var en syscall.Errno
+		if errors.As(err, &en) {
+			errno = en
+		}
+		if b := readHead(scriptDir + "/slurm_script"); errno == syscall.ENOENT && strings.HasPrefix(b, "#!") {
+			sh.stepd("execve(): bad interpreter(%s): %s", strings.TrimPrefix(b, "#!"), strerror(errno))
+		} else {
+			sh.stepd("execve(): %s: %s", script, strerror(errno))
+		}
+		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "task-finished",
+			ExitCode: int(errno), Started: started, Ended: time.Now()})
+	}
+	sh.log.Printf("job %d: script started (pid %d in the namespace) as uid %d", spec.JobID, batch, spec.UID)
+	return sh.end(sh.supervise(batch, started))
+}
+
+type reaped struct {
+	pid int
+	ws  syscall.WaitStatus
+	ru  syscall.Rusage
+}
+
+// supervise waits for the script while enforcing the time limit, the
+// --signal warning and destroy requests; then it kills what is left in
+// the namespace and reaps it.
+func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
+	spec := &sh.lr.Spec
+	waitc := make(chan reaped, 16)
+	go func() {
+		defer close(waitc)
+		for {
+			var r reaped
+			pid, err := syscall.Wait4(-1, &r.ws, 0, &r.ru)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			r.pid = pid
+			waitc <- r
+		}
+	}()
+	killWait := spec.KillWait
+	if killWait <= 0 {
+		killWait = 30 * time.Second
+	}
+	limit := spec.TimeLimit
+	if b, err := os.ReadFile(sh.p(fTimeLimit)); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			limit = time.Duration(v)
+		}
+	}
+	var (
+		timedOut, warned bool
+		killAt           time.Time
+		killed           bool
+		final            reaped
+	)
+	terminate := func(msg string) {
+		sh.stepd("*** JOB %d ON %s CANCELLED AT %s%s ***", spec.JobID, sh.lr.Node, time.Now().Format("2006-01-02T15:04:05"), msg)
+		_ = syscall.Kill(-1, syscall.SIGCONT)
+		_ = syscall.Kill(-1, syscall.SIGTERM)
+		if killAt.IsZero() {
+			killAt = time.Now().Add(killWait)
+		}
+	}
+	cancel := func() {
+		if sh.forced {
+			_ = syscall.Kill(-1, syscall.SIGKILL)
+			killed = true
+			return
+		}
+		if killAt.IsZero() {
+			terminate("")
+		}
+	}
+	if sh.cancelled {
+		cancel()
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for done := false; !done; {
+		now := time.Now()
+		next := now.Add(time.Hour)
+		if limit > 0 && !timedOut {
+			deadline := started.Add(limit)
+			if spec.Signal != 0 && !warned {
+				next = minTime(next, deadline.Add(-spec.Warn))
+			}
+			next = minTime(next, deadline)
+		}
+		if !killAt.IsZero() && !killed {
+			next = minTime(next, killAt)
+		}
+		timer.Reset(max(next.Sub(now), 0))
+		select {
+		case sig := <-sh.sigc:
+			switch sig {
+			case syscall.SIGTERM, syscall.SIGINT:
+				sh.checkDestroy()
+				if sh.cancelled {
+					cancel()
+				}
+			case syscall.SIGHUP:
+				if b, err := os.ReadFile(sh.p(fTimeLimit)); err == nil {
+					if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+						limit = time.Duration(v)
+						sh.log.Printf("time limit now %v", limit)
+					}
+				}
+			}
+		case r, ok := <-waitc:
+			if !ok {
+				done = true // no children at all: cannot happen before the script is reaped
+				break
+			}
+			if r.pid == batch {
+				final = r
+				done = true
+			}
+		case <-timer.C:
+			now := time.Now()
+			if limit > 0 && !timedOut {
+				deadline := started.Add(limit)
+				if spec.Signal != 0 && !warned && !now.Before(deadline.Add(-spec.Warn)) {
+					warned = true
+					if spec.SignalBatchOnly {
+						_ = syscall.Kill(batch, syscall.Signal(spec.Signal))
+					} else {
+						_ = syscall.Kill(-1, syscall.Signal(spec.Signal))
+					}
+				}
+				if !now.Before(deadline) && !sh.cancelled {
+					timedOut = true
+					terminate(" DUE TO TIME LIMIT")
+				}
+			}
+			if !killAt.IsZero() && !killed && !now.Before(killAt) {
+				_ = syscall.Kill(-1, syscall.SIGKILL)
+				killed = true
+			}
+		}
+	}
+	ended := time.Now()
+	// The batch script is done: what it left behind goes (slurmstepd's
+	// proctrack does the same), and everything is reaped.
+	_ = syscall.Kill(-1, syscall.SIGKILL)
+	deadline := time.After(10 * time.Second)
+drain:
+	for {
+		select {
+		case _, ok := <-waitc:
+			if !ok {
+				break drain
+			}
+		case <-deadline:
+			sh.log.Printf("processes of the job did not exit 10 s after SIGKILL")
+			break drain
+		}
+	}
+	st := &statusRecord{Status: translate.SessionTerminated, Started: started, Ended: ended,
+		UserCPU: time.Duration(final.ru.Utime.Nano()), SysCPU: time.Duration(final.ru.Stime.Nano()), MaxRSSKB: final.ru.Maxrss}
+	switch {
+	case final.ws.Exited():
+		st.ExitCode = final.ws.ExitStatus()
+	case final.ws.Signaled():
+		st.Signal = int(final.ws.Signal())
+	}
+	if sh.cg != nil {
+		st.OOMKills = sh.cg.oomKills()
+	}
+	if st.OOMKills > 0 {
+		s := ""
+		if st.OOMKills > 1 {
+			s = "s"
+		}
+		sh.stepd("Detected %d oom_kill event%s in StepId=%d.batch. Some of the step tasks have been OOM Killed.", st.OOMKills, s, spec.JobID)
+	}
+	switch {
+	case sh.cancelled:
+		st.Reason = "user-requested"
+	case timedOut:
+		st.Reason = "task-timeout"
+	case st.OOMKills > 0:
+		st.Reason = "oom-killed"
+	default:
+		st.Reason = "task-finished"
+	}
+	return st
+}
+
+// drainSignals handles signals that came before the script started.
+func (sh *shim) drainSignals() {
+	for {
+		select {
+		case sig := <-sh.sigc:
+			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+				sh.checkDestroy()
+			}
+		default:
+			return
+		}
+	}
+}
+
+// writeScript writes slurm_script as slurmd does: directory root:gid
+// 0750, script uid:root 0700.
+func (sh *shim) writeScript(dir string) error {
+	spec := &sh.lr.Spec
+	if err := os.Mkdir(dir, 0o750); err != nil && !os.IsExist(err) {
+		return err
+	}
+	if err := os.Chown(dir, 0, int(spec.GID)); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "slurm_script")
+	os.Remove(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(spec.Script)
+	if err == nil {
+		err = f.Chown(int(spec.UID), 0)
+	}
+	if err == nil {
+		err = f.Chmod(0o700)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// tmpdir does what slurmstepd does with TMPDIR: create it as the user if
+// missing, and fall back to /tmp if that is impossible.
+func (sh *shim) tmpdir(env []string) []string {
+	for i, kv := range env {
+		dir, ok := strings.CutPrefix(kv, "TMPDIR=")
+		if !ok || dir == "" {
+			continue
+		}
+		err := asUser(sh.cred, func() error { return os.Mkdir(dir, 0o700) })
+		if err == nil || os.IsExist(err) {
+			if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+				return env
+			} else if serr == nil {
+				sh.stepd("TMPDIR [%s] is not a directory", dir)
+			}
+		} else {
+			sh.stepd("Unable to create TMPDIR [%s]: %s", dir, strerror(err))
+		}
+		sh.stepd("Setting TMPDIR to /tmp")
+		env[i] = "TMPDIR=/tmp"
+		return env
+	}
+	return env
+}
+
+// exposeForUser makes dir reachable by the user inside this mount
+// namespace when one of its ancestors is not: a small tmpfs goes over the
+// topmost ancestor the user cannot search (so nothing the user could see
+// is hidden), and dir is bound at the same path inside it.
+func exposeForUser(dir string, c cred) error {
+	if c.uid == 0 {
+		return nil
+	}
+	var cover string
+	for cur := filepath.Dir(dir); ; cur = filepath.Dir(cur) {
+		fi, err := os.Stat(cur)
+		if err != nil {
+			return err
+		}
+		if !searchable(fi, c) {
+			cover = cur
+		}
+		if cur == "/" {
+			break
+		}
+	}
+	if cover == "" || cover == "/" {
+		return nil
+	}
+	fd, err := syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Mount("tmpfs", cover, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0711,size=64k,nr_inodes=64"); err != nil {
+		return fmt.Errorf("tmpfs on %s: %w", cover, err)
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	// Intermediate directories made by MkdirAll follow the umask (0022):
+	// make them 0711 like the tmpfs root.
+	for cur := dir; cur != cover; cur = filepath.Dir(cur) {
+		_ = os.Chmod(cur, 0o711)
+	}
+	return syscall.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), dir, "", syscall.MS_BIND, "")
+}
+
+const oPath = 0x200000 // O_PATH (Linux, all architectures Go supports but alpha/parisc/sparc)
+
+func searchable(fi os.FileInfo, c cred) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	switch {
+	case st.Uid == c.uid:
+		return st.Mode&0o100 != 0
+	case st.Gid == c.gid || containsGID(c.groups, st.Gid):
+		return st.Mode&0o010 != 0
+	default:
+		return st.Mode&0o001 != 0
+	}
+}
+
+func containsGID(gs []uint32, g uint32) bool {
+	for _, x := range gs {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// jobGroups are the supplementary groups the job runs with: the spec's,
+// else the user's from the group database, always with the primary gid.
+func jobGroups(spec *translate.SessionSpec) []uint32 {
+	gs := append([]uint32(nil), spec.Groups...)
+	if len(gs) == 0 {
+		var u *user.User
+		var err error
+		if spec.UserName != "" {
+			u, err = user.Lookup(spec.UserName)
+		} else {
+			u, err = user.LookupId(strconv.Itoa(int(spec.UID)))
+		}
+		if err == nil {
+			if ids, err := u.GroupIds(); err == nil {
+				for _, id := range ids {
+					if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+						gs = append(gs, uint32(g))
+					}
+				}
+			}
+		}
+	}
+	if !containsGID(gs, spec.GID) {
+		gs = append([]uint32{spec.GID}, gs...)
+	}
+	return gs
+}
+
+func argvTail(argv []string) []string {
+	if len(argv) <= 1 {
+		return nil
+	}
+	return argv[1:]
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func readHead(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := f.Read(buf)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	return line
+}
+
+// strerror renders an error as C's strerror does ("No such file or
+// directory"), for messages that imitate slurmstepd's.
+func strerror(err error) string {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		s := en.Error()
+		if s != "" {
+			return strings.ToUpper(s[:1]) + s[1:]
+		}
+	}
+	return err.Error()
+}
