@@ -28,7 +28,7 @@ type Job struct {
 	AllocSID   uint32 `json:"alloc_sid,omitempty"`  // submitter's session id
 	SubmitLine string `json:"submit_line,omitempty"`
 	DescFlags  uint64 `json:"desc_flags,omitempty"` // job_desc bitflags the client sent
-	Command    string `json:"command,omitempty"` // script path or "(null)"
+	Command    string `json:"command,omitempty"`    // script path or "(null)"
 
 	SubmitTime   int64 `json:"submit_time"`
 	EligibleTime int64 `json:"eligible_time,omitempty"`
