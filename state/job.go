@@ -28,7 +28,12 @@ type Job struct {
 	AllocSID   uint32 `json:"alloc_sid,omitempty"`  // submitter's session id
 	SubmitLine string `json:"submit_line,omitempty"`
 	DescFlags  uint64 `json:"desc_flags,omitempty"` // job_desc bitflags the client sent
-	Command    string `json:"command,omitempty"`    // script path or "(null)"
+
+	KillInvalidDep bool   `json:"kill_invalid_dep,omitempty"`
+	WarnSignal     uint16 `json:"warn_signal,omitempty"` // --signal
+	WarnTime       uint16 `json:"warn_time,omitempty"`   // seconds before the limit
+	WarnBatchOnly  bool   `json:"warn_batch_only,omitempty"`
+	Command        string `json:"command,omitempty"` // script path or "(null)"
 
 	SubmitTime   int64 `json:"submit_time"`
 	EligibleTime int64 `json:"eligible_time,omitempty"`

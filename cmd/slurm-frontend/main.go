@@ -27,6 +27,7 @@ import (
 	"github.com/lablup/slurm-frontend/codec/munge"
 	"github.com/lablup/slurm-frontend/edge"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/ctld"
 	"github.com/lablup/slurm-frontend/translate/local"
@@ -44,6 +45,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
+	case "shim":
+		err = shimMain(os.Args[2:])
 	case "bench":
 		err = benchMain(os.Args[2:])
 	case "client-conf", "print-conf":
@@ -153,18 +156,27 @@ func serve(args []string) error {
 		return err
 	}
 	defer store.Close()
-	engine := local.New(s.cfg)
+	engine := local.New(s.cfg, local.WithSpoolDir(filepath.Join(s.stateDir, "spool")), local.WithLogger(logger))
+	var exec translate.Executor
+	if engine.Err() == nil {
+		exec = engine
+	} else {
+		logger.Printf("jobs will stay pending: %v", engine.Err())
+	}
 	stats := state.NewRPCStats()
 	host, addr, port := serverIdentity(s.listen, "")
 	slurmUser, slurmUID := currentUser()
 	ctl, err := ctld.New(context.Background(), ctld.Options{
-		Conf: s.cfg, Store: store, Backend: engine, Stats: stats,
+		Conf: s.cfg, Store: store, Backend: engine, Exec: exec, Stats: stats,
 		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
 		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger,
 	})
 	if err != nil {
 		return err
 	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	defer stopRun()
+	ctl.Start(runCtx)
 	auth := edge.NewMungeAuth(key, uint32(os.Getuid()), groups())
 	srv := edge.New(edge.Config{Addr: s.listen}, edge.AdaptController(ctl), auth, auth, stats, logger)
 	errc := make(chan error, 1)

@@ -41,6 +41,7 @@ type Options struct {
 	Conf        *conf.Config
 	Store       *state.Store
 	Backend     translate.Backend
+	Exec        translate.Executor // runs jobs; nil = jobs stay pending
 	Stats       *state.RPCStats
 	ClusterName string
 	ServerHost  string // hostname advertised as SlurmctldHost
@@ -62,6 +63,7 @@ type Controller struct {
 	jobs     []*jobEntry
 	jobIndex map[uint32]*jobEntry
 	counters counters
+	kick     chan struct{}
 }
 
 type counters struct {
@@ -70,7 +72,7 @@ type counters struct {
 
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
-	c := &Controller{opt: opt, started: time.Now(), jobIndex: map[uint32]*jobEntry{}}
+	c := &Controller{opt: opt, started: time.Now(), jobIndex: map[uint32]*jobEntry{}, kick: make(chan struct{}, 1)}
 	topo, err := opt.Backend.Topology(ctx)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,12 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		},
 	}
 	if j.ArrayTasks != "" && j.ArrayTaskID == codec.NoVal {
-		ji.ArrayTaskStr = j.ArrayTasks
+		// The pending tasks travel as a hex bitmap ("0xE" for 1-3);
+		// squeue prints them as 123_[1-3%2].
+		if a, err := parseArray(j.ArrayTasks, maxArrayIndex); err == nil {
+			ji.ArrayTaskStr = a.hex()
+			ji.ArrayMaxTasks = a.limit
+		}
 	}
 	if !j.Requeue {
 		// slurmctld reports the cluster default (JobRequeue=1) unless

@@ -46,6 +46,7 @@ func (c *Controller) submit(req *Request) Reply {
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
 	c.counters.submitted.Add(1)
+	c.wake()
 	resp := codec.SubmitResponse{StepID: codec.JobStepID{JobID: jobs[0].ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal}}
 	if jobs[0].Priority == 0 {
 		// slurmctld tells sbatch the job was accepted but held.
@@ -157,6 +158,24 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	if err := c.fits(j, part); err != nil {
 		return nil, nil, err
 	}
+	if j.ArrayTasks != "" {
+		a, err := parseArray(j.ArrayTasks, c.maxArraySize())
+		if err != nil {
+			return nil, nil, userErr(codec.ESLURM_INVALID_ARRAY, "Invalid job array specification")
+		}
+		j.ArrayTasks = a.String()
+		j.ArrayMax = a.limit
+	}
+	if j.Dependency != "" {
+		if err := c.validDependency(j.Dependency, uid); err != nil {
+			return nil, nil, err
+		}
+	}
+	j.KillInvalidDep = d.Bitflags&killInvDep != 0
+	if d.WarnSignal != 0 && d.WarnSignal != codec.NoVal16 {
+		j.WarnSignal, j.WarnTime = d.WarnSignal, d.WarnTime
+		j.WarnBatchOnly = d.WarnFlags&1 != 0 // KILL_JOB_BATCH: --signal=B:
+	}
 	// State: held (priority 0) or waiting.
 	switch {
 	case d.Priority == 0:
@@ -185,6 +204,42 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	j.TresReqStr = tresString(j, c.nodeMemMB(part))
 	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
 	return j, sc, nil
+}
+
+// maxArraySize is MaxArraySize (slurmctld's default 1001).
+func (c *Controller) maxArraySize() uint32 {
+	v, err := strconv.ParseUint(c.opt.Conf.Get("MaxArraySize", "1001"), 10, 32)
+	if err != nil || v == 0 {
+		return 1001
+	}
+	return uint32(v)
+}
+
+// validDependency refuses dependencies slurmctld refuses at submit time:
+// bad syntax, or a job that does not exist.
+func (c *Controller) validDependency(spec string, uid uint32) error {
+	deps, _, err := parseDependency(spec)
+	if err != nil {
+		return userErr(codec.ESLURM_DEPENDENCY, "Job dependency problem")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range deps {
+		if d.kind == "singleton" {
+			continue
+		}
+		found := false
+		for _, e := range c.jobs {
+			if e.job.ID == d.jobID || e.job.ArrayJobID == d.jobID {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return userErr(codec.ESLURM_DEPENDENCY, "Job dependency problem")
+		}
+	}
+	return nil
 }
 
 // pickPartition resolves -p (possibly a comma list) or the default.
@@ -248,7 +303,9 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 
 // job bit flags (slurm.h) slurmctld sets on a new job.
 const (
+	killInvDep      = 1 << 0  // --kill-on-invalid-dep=yes
 	jobNtasksSet    = 1 << 14 // --ntasks given (set by the client)
+	jobCPUsSet      = 1 << 15 // --cpus-per-task given (set by the client)
 	jobMemSet       = 1 << 23
 	jobDependent    = 1 << 29
 	jobPartAssigned = 1 << 31 // no partition requested

@@ -32,9 +32,12 @@
 // node names for the variables the spec already has), stdin from StdIn
 // or /dev/null, and Argv[1:] as arguments. A script without "#!" fails
 // as execve does under slurmstepd (exit code 8, "Exec format error" on
-// stderr). The script is pid 2 of its namespace: the shim stays pid 1 to
-// reap, to signal, and so that untrapped signals act on the script as
-// they do on Slurm (a pid 1 would ignore them).
+// stderr). The shim stays pid 1 of the namespace, to reap, to signal, and
+// so that untrapped signals act on the script as they do on Slurm (a pid
+// 1 would ignore them); the script is the lowest pid free after the
+// shim's threads (a small number) and SLURM_TASK_PID, when the spec has
+// it, says which: the job's first process is "shim exec", which puts its
+// own pid there and execs the script in place.
 //
 // Limits: the shim enforces the time limit itself (it outlives the
 // server): "*** JOB n ON node CANCELLED AT t DUE TO TIME LIMIT ***" on

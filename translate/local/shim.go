@@ -18,15 +18,50 @@ import (
 	"github.com/lablup/slurm-frontend/translate"
 )
 
-// ShimMain is the hidden "slurm-frontend shim" subcommand: "run DIR"
-// runs the session whose spool directory is DIR. The engine starts it as
-// the init (pid 1) of a new PID and mount namespace, in its own session;
-// it is not meant to be run by hand.
+// ShimMain is the hidden "slurm-frontend shim" subcommand, not meant to
+// be run by hand:
+//
+//	shim run DIR                  run the session whose spool directory is
+//	                              DIR (the engine starts it as the init of
+//	                              a new PID and mount namespace, in its own
+//	                              session)
+//	shim exec NODE SCRIPT [ARG…]  the job's first process (already the
+//	                              user, in the work directory, with the
+//	                              job's environment and stdio): set
+//	                              SLURM_TASK_PID to its own pid and execve
+//	                              the script, reporting a failure as
+//	                              slurmstepd does
 func ShimMain(args []string) error {
-	if len(args) != 2 || args[0] != "run" {
-		return errors.New("usage: slurm-frontend shim run SESSION-DIR (started by the embedded engine)")
+	switch {
+	case len(args) == 2 && args[0] == "run":
+		return runShim(args[1])
+	case len(args) >= 3 && args[0] == "exec":
+		shimExec(args[1], args[2], args[3:])
 	}
-	return runShim(args[1])
+	return errors.New("usage: slurm-frontend shim run SESSION-DIR (started by the embedded engine)")
+}
+
+// shimExec becomes the batch script. It only returns by exiting: with
+// errno, after slurmstepd's message, when execve fails.
+func shimExec(node, script string, args []string) {
+	env := os.Environ()
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "SLURM_TASK_PID=") {
+			env[i] = "SLURM_TASK_PID=" + strconv.Itoa(os.Getpid())
+		}
+	}
+	err := syscall.Exec(script, append([]string{script}, args...), env)
+	errno := syscall.EINVAL
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		errno = en
+	}
+	if b := readHead(script); errno == syscall.ENOENT && strings.HasPrefix(b, "#!") {
+		fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: execve(): bad interpreter(%s): %s\n", node, strings.TrimPrefix(b, "#!"), strerror(errno))
+	} else {
+		fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: execve(): %s: %s\n", node, script, strerror(errno))
+	}
+	os.Exit(int(errno))
 }
 
 type shim struct {
@@ -54,7 +89,6 @@ func runShim(dir string) error {
 	// without a handler would be dropped.
 	sh.sigc = make(chan os.Signal, 16)
 	signal.Notify(sh.sigc, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
-	signal.Ignore(syscall.SIGPIPE)
 	syscall.Umask(0o022)
 
 	d, err := os.Open(dir)
@@ -228,9 +262,15 @@ func (sh *shim) run() error {
 			}
 		}
 	}
-	argv := append([]string{script}, argvTail(spec.Argv)...)
+	// The job's first process is this binary as "shim exec" (the
+	// credentials, directory, environment and stdio are the job's from
+	// the fork on); it learns its pid, puts it in SLURM_TASK_PID, and
+	// execs the script in place.
+	self := os.Args[:max(len(os.Args)-2, 1)] // how we were called, without "run DIR"
+	argv := append(append(append([]string{}, self...), "exec", sh.lr.Node, script), argvTail(spec.Argv)...)
+	argv[0] = "slurmstepd"
 	cmd := &exec.Cmd{
-		Path: script, Args: argv, Env: env, Dir: wd,
+		Path: "/proc/self/exe", Args: argv, Env: env, Dir: wd,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{
 			Setsid:     true,
@@ -242,6 +282,9 @@ func (sh *shim) run() error {
 			sh.log.Printf("cgroup enter: %v (limits not enforced for this job)", err)
 		}
 	}
+	// The Go runtime's threads take pid numbers in the namespace too:
+	// rewind the counter so that the script is (nearly always) pid 2.
+	_ = os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte("1"), 0)
 	syscall.Umask(umask)
 	err = cmd.Start()
 	syscall.Umask(0o022)
@@ -262,20 +305,8 @@ func (sh *shim) run() error {
 		_, _ = sh.notify.Write([]byte("R\n"))
 	}
 	if err != nil {
-		// execve failed in the child: slurmstepd prints why and exits
-		// with errno.
-		errno := syscall.EINVAL
-		var en syscall.Errno
-		if errors.As(err, &en) {
-			errno = en
-		}
-		if b := readHead(scriptDir + "/slurm_script"); errno == syscall.ENOENT && strings.HasPrefix(b, "#!") {
-			sh.stepd("execve(): bad interpreter(%s): %s", strings.TrimPrefix(b, "#!"), strerror(errno))
-		} else {
-			sh.stepd("execve(): %s: %s", script, strerror(errno))
-		}
-		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "task-finished",
-			ExitCode: int(errno), Started: started, Ended: time.Now()})
+		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "failed-to-start",
+			Message: "starting the job's process: " + err.Error(), Started: started})
 	}
 	sh.log.Printf("job %d: script started (pid %d in the namespace) as uid %d", spec.JobID, batch, spec.UID)
 	return sh.end(sh.supervise(batch, started))

@@ -1,0 +1,185 @@
+package ctld
+
+import (
+	"os/user"
+	"strconv"
+	"strings"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
+)
+
+// dependency is one "type:job[+minutes]" term of --dependency.
+type dependency struct {
+	kind  string // after, afterany, afterok, afternotok, aftercorr, singleton
+	jobID uint32
+	task  uint32 // NO_VAL = the whole job (all array tasks)
+	delay int64  // seconds after the condition (+time)
+}
+
+// parseDependency splits a --dependency value into terms; any reports
+// '?' (any term suffices) rather than ',' (all must hold). Unknown kinds
+// or job ids are refused with ESLURM_DEPENDENCY, as slurmctld does.
+func parseDependency(spec string) (deps []dependency, any bool, err error) {
+	sep := ","
+	if strings.Contains(spec, "?") {
+		if strings.Contains(spec, ",") {
+			return nil, false, codec.Errorf(codec.ESLURM_DEPENDENCY, "mixed , and ? in %q", spec)
+		}
+		sep, any = "?", true
+	}
+	for _, term := range strings.Split(spec, sep) {
+		if term == "singleton" {
+			deps = append(deps, dependency{kind: "singleton", task: codec.NoVal})
+			continue
+		}
+		kind, ids, ok := strings.Cut(term, ":")
+		switch kind {
+		case "after", "afterany", "afterok", "afternotok", "aftercorr", "afterburstbuffer":
+		default:
+			return nil, false, codec.Errorf(codec.ESLURM_DEPENDENCY, "bad dependency %q", term)
+		}
+		if !ok || ids == "" {
+			return nil, false, codec.Errorf(codec.ESLURM_DEPENDENCY, "no job in %q", term)
+		}
+		for _, id := range strings.Split(ids, ":") {
+			d := dependency{kind: kind, task: codec.NoVal}
+			if i := strings.IndexByte(id, '+'); i >= 0 {
+				m, err := strconv.ParseUint(id[i+1:], 10, 32)
+				if err != nil {
+					return nil, false, codec.Errorf(codec.ESLURM_DEPENDENCY, "bad delay in %q", term)
+				}
+				d.delay, id = int64(m)*60, id[:i]
+			}
+			if i := strings.IndexByte(id, '_'); i >= 0 {
+				t, err := strconv.ParseUint(id[i+1:], 10, 32)
+				if err != nil {
+					return nil, false, codec.Errorf(codec.ESLURM_DEPENDENCY, "bad task in %q", term)
+				}
+				d.task, id = uint32(t), id[:i]
+			}
+			v, err := strconv.ParseUint(id, 10, 32)
+			if err != nil || v == 0 {
+				return nil, false, codec.Errorf(codec.ESLURM_DEPENDENCY, "bad job id in %q", term)
+			}
+			d.jobID = uint32(v)
+			deps = append(deps, d)
+		}
+	}
+	return deps, any, nil
+}
+
+// depsSatisfied evaluates j's dependencies; never reports that they can
+// no longer be satisfied (DependencyNeverSatisfied).
+func (c *Controller) depsSatisfied(j *state.Job) (ok, never bool) {
+	deps, any, err := parseDependency(j.Dependency)
+	if err != nil {
+		return false, true
+	}
+	now := j.SubmitTime
+	if s := c.snap.Load(); s != nil {
+		now = max(now, s.JobsUpdate)
+	}
+	allOK, anyOK, allNever := true, false, true
+	for _, d := range deps {
+		sat, nev := c.depTerm(j, d, now)
+		allOK = allOK && sat
+		anyOK = anyOK || sat
+		allNever = allNever && nev
+		if !any && nev {
+			return false, true
+		}
+	}
+	if any {
+		return anyOK, !anyOK && allNever
+	}
+	return allOK, false
+}
+
+// depTerm evaluates one term against the jobs (every task of an array
+// unless one is named).
+func (c *Controller) depTerm(j *state.Job, d dependency, now int64) (sat, never bool) {
+	if d.kind == "singleton" {
+		for _, e := range c.jobs {
+			o := e.job
+			if o.ID != j.ID && o.UserID == j.UserID && o.Name == j.Name && o.ID < j.ID &&
+				!codec.JobIsFinished(o.State) && o.ArrayJobID != j.ArrayJobID {
+				return false, false
+			}
+		}
+		return true, false
+	}
+	var targets []*state.Job
+	for _, e := range c.jobs {
+		o := e.job
+		if o.ID == d.jobID || (o.ArrayJobID == d.jobID && o.ArrayJobID != 0) {
+			if d.task != codec.NoVal && o.ArrayTaskID != d.task {
+				continue
+			}
+			if d.kind == "aftercorr" && o.ArrayTaskID != j.ArrayTaskID {
+				continue
+			}
+			targets = append(targets, o)
+		}
+	}
+	if len(targets) == 0 {
+		// A job that left the system long ago counts as done.
+		return d.kind == "afterany" || d.kind == "after", d.kind != "afterany" && d.kind != "after"
+	}
+	sat = true
+	for _, o := range targets {
+		st := o.State & codec.JOB_STATE_BASE
+		done := codec.JobIsFinished(o.State) && o.State&codec.JOB_COMPLETING == 0
+		switch d.kind {
+		case "after":
+			if !codec.JobIsStarted(o.State) && !done {
+				sat = false
+			}
+		case "afterany", "afterburstbuffer":
+			if !done {
+				sat = false
+			}
+		case "afterok", "aftercorr":
+			if done && st != codec.JOB_COMPLETE {
+				return false, true
+			}
+			if !done {
+				sat = false
+			}
+		case "afternotok":
+			if done && st == codec.JOB_COMPLETE {
+				return false, true
+			}
+			if !done {
+				sat = false
+			}
+		}
+		if sat && d.delay > 0 && o.EndTime+d.delay > now {
+			sat = false
+		}
+	}
+	return sat, false
+}
+
+// supplementaryGroups are the groups the job runs with, as slurmd looks
+// them up for the user.
+func supplementaryGroups(name string, gid uint32) []uint32 {
+	out := []uint32{gid}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return out
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return out
+	}
+	for _, g := range ids {
+		if v, err := strconv.ParseUint(g, 10, 32); err == nil && uint32(v) != gid {
+			out = append(out, uint32(v))
+		}
+	}
+	return out
+}
+
+func hostlistCompress(nodes []string) string { return hostlist.Compress(nodes) }

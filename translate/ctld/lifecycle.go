@@ -1,0 +1,433 @@
+package ctld
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
+)
+
+// The job lifecycle. The controller decides eligibility (holds,
+// dependencies, begin time, array throttles) — what Slurm users expect and
+// the engine may not model — and hands eligible jobs to the engine as
+// sessions. The engine decides when they start, and its events move the
+// jobs through Slurm's states.
+
+// Start runs the dispatcher and the event consumer until ctx ends. It
+// first reconciles jobs the engine already knows (after a restart).
+func (c *Controller) Start(ctx context.Context) {
+	if c.opt.Exec == nil {
+		return
+	}
+	c.reconcile(ctx)
+	go c.consumeEvents(ctx)
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			c.dispatch(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.kick:
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// wake asks the dispatcher for a pass.
+func (c *Controller) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// reconcile matches jobs that were handed to the engine with the
+// sessions it reports, so a restart neither loses nor doubles a job.
+func (c *Controller) reconcile(ctx context.Context) {
+	sessions, err := c.opt.Exec.Sessions(ctx)
+	if err != nil {
+		c.logf("reconcile: %v", err)
+		return
+	}
+	known := map[translate.SessionID]translate.SessionInfo{}
+	for _, s := range sessions {
+		known[s.ID] = s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now().Unix()
+	for _, e := range c.jobs {
+		j := e.job
+		if j.SessionID == "" || codec.JobIsFinished(j.State) {
+			continue
+		}
+		if _, ok := known[translate.SessionID(j.SessionID)]; !ok {
+			// Handed over but the engine never recorded it: the
+			// create did not complete, so hand it over again.
+			nj := *j
+			nj.SessionID = ""
+			if err := c.opt.Store.Put(&nj); err == nil {
+				c.replace(e, &nj)
+			}
+		}
+	}
+	c.rebuild(now)
+}
+
+// eligible reports whether a pending job may be handed to the engine now,
+// and otherwise the reason it waits.
+func (c *Controller) eligible(j *state.Job, now int64) (bool, uint32) {
+	switch {
+	case j.Priority == 0:
+		return false, j.Reason
+	case j.BeginTime > now:
+		return false, codec.WAIT_TIME
+	}
+	if j.Dependency != "" {
+		ok, never := c.depsSatisfied(j)
+		if never {
+			return false, codec.WAIT_DEP_INVALID
+		}
+		if !ok {
+			return false, codec.WAIT_DEPENDENCY
+		}
+	}
+	return true, codec.WAIT_PRIORITY
+}
+
+// dispatch hands every eligible pending job (and array task) to the
+// engine, in priority then submission order.
+func (c *Controller) dispatch(ctx context.Context) {
+	c.mu.Lock()
+	now := time.Now().Unix()
+	type work struct {
+		e    *jobEntry
+		task uint32
+	}
+	var todo []work
+	changed := false
+	for _, e := range c.jobs {
+		j := e.job
+		if !codec.JobIsPending(j.State) || j.SessionID != "" {
+			continue
+		}
+		ok, reason := c.eligible(j, now)
+		if !ok {
+			if reason != j.Reason {
+				nj := *j
+				nj.Reason = reason
+				if reason == codec.WAIT_DEP_INVALID && j.KillInvalidDep {
+					nj.State, nj.EndTime = codec.JOB_CANCELLED, now
+				}
+				if c.opt.Store.Put(&nj) == nil {
+					c.replace(e, &nj)
+					changed = true
+				}
+			}
+			continue
+		}
+		if j.ArrayTasks != "" && j.ArrayTaskID == codec.NoVal {
+			a, err := parseArray(j.ArrayTasks, maxArrayIndex)
+			if err != nil {
+				continue
+			}
+			running := c.activeTasks(j.ArrayJobID)
+			for _, t := range a.tasks {
+				if a.limit > 0 && running >= int(a.limit) {
+					break
+				}
+				todo = append(todo, work{e, t})
+				running++
+			}
+			continue
+		}
+		todo = append(todo, work{e, codec.NoVal})
+	}
+	if changed {
+		c.rebuild(now)
+	}
+	c.mu.Unlock()
+	for _, w := range todo {
+		c.handOver(ctx, w.e, w.task)
+	}
+}
+
+// maxArrayIndex bounds array indexes (MaxArraySize).
+const maxArrayIndex = 1000001
+
+// activeTasks counts an array's tasks handed to the engine and not done.
+func (c *Controller) activeTasks(arrayJobID uint32) int {
+	n := 0
+	for _, e := range c.jobs {
+		j := e.job
+		if j.ArrayJobID == arrayJobID && j.ArrayTaskID != codec.NoVal && j.SessionID != "" && !codec.JobIsFinished(j.State) {
+			n++
+		}
+	}
+	return n
+}
+
+// handOver creates the session of a job, or of task t of a pending array
+// (splitting a task record off the array's pending record first).
+func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
+	c.mu.Lock()
+	cur := c.jobIndex[e.job.ID]
+	if cur == nil || cur.job.SessionID != "" || !codec.JobIsPending(cur.job.State) {
+		c.mu.Unlock()
+		return
+	}
+	j := cur.job
+	var target *state.Job
+	var tasks *arrayRange
+	if task != codec.NoVal {
+		a, err := parseArray(j.ArrayTasks, maxArrayIndex)
+		if err != nil || !a.contains(task) {
+			c.mu.Unlock()
+			return
+		}
+		tasks = a
+		rest := a.without(task)
+		if rest.count() == 0 {
+			// The last task takes over the array's own record.
+			nj := *j
+			nj.ArrayTaskID, nj.ArrayTasks = task, ""
+			target = &nj
+		} else {
+			meta := *j
+			meta.ArrayTasks = rest.String()
+			jobs, err := c.opt.Store.Submit(1, nil, func(id uint32) ([]*state.Job, error) {
+				t := *j
+				t.ID, t.ArrayTaskID, t.ArrayTasks = id, task, ""
+				return []*state.Job{&t, &meta}, nil
+			})
+			if err != nil {
+				c.mu.Unlock()
+				c.logf("split array task %d_%d: %v", j.ArrayJobID, task, err)
+				return
+			}
+			te := &jobEntry{job: jobs[0]}
+			c.jobs = append(c.jobs, te)
+			c.jobIndex[te.job.ID] = te
+			c.replace(cur, jobs[1])
+			target = jobs[0]
+		}
+	} else {
+		nj := *j
+		target = &nj
+	}
+	sc, err := c.opt.Store.Script(scriptID(target))
+	c.mu.Unlock()
+	if err != nil {
+		c.logf("job %d: no script: %v", target.ID, err)
+		return
+	}
+	spec := c.sessionSpec(target, sc, tasks)
+	id, err := c.opt.Exec.CreateSession(ctx, spec)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now().Unix()
+	if err != nil {
+		c.logf("job %d: engine refused the session: %v", target.ID, err)
+		target.State, target.Reason, target.EndTime, target.StartTime = codec.JOB_FAILED, codec.FAIL_LAUNCH, now, now
+		target.ExitCode = 1 << 8
+	} else {
+		target.SessionID = string(id)
+		target.Reason = codec.WAIT_RESOURCES
+		target.EligibleTime = now
+	}
+	if err := c.opt.Store.Put(target); err != nil {
+		c.logf("job %d: %v", target.ID, err)
+	}
+	if ce := c.jobIndex[target.ID]; ce != nil {
+		c.replace(ce, target)
+	}
+	c.rebuild(now)
+}
+
+// scriptID is the job whose submission stored the script: array tasks
+// share their array's.
+func scriptID(j *state.Job) uint32 {
+	if j.ArrayJobID != 0 {
+		return j.ArrayJobID
+	}
+	return j.ID
+}
+
+// sessionSpec translates a job into the session the engine runs.
+func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRange) translate.SessionSpec {
+	cpusPerNode := (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1)
+	mem := j.MemPerNodeMB
+	if j.MemPerCPUMB > 0 {
+		mem = j.MemPerCPUMB * uint64(cpusPerNode)
+	}
+	spec := translate.SessionSpec{
+		Name: "slurm-" + jobLabel(j), JobID: j.ID, ResourceGroup: j.Partition,
+		Priority: int64(j.Priority) - int64(j.Nice), UID: j.UserID, GID: j.GroupID,
+		Groups: supplementaryGroups(j.UserName, j.GroupID), UserName: j.UserName,
+		Image: j.Container, Script: sc.Text, Argv: sc.Argv, Env: c.jobEnv(j, sc.Env, tasks),
+		WorkDir: j.WorkDir, StdIn: expandPath(j.StdIn, j), StdOut: expandPath(j.StdOut, j),
+		StdErr: expandPath(j.StdErr, j), AppendOut: j.OpenMode == openModeAppend,
+		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
+		GPUsPerNode: uint32(gresGPUs(j.TresPerNode)), Exclusive: j.Exclusive,
+		KillWait: time.Duration(c.killWait()) * time.Second,
+	}
+	if spec.StdOut == "" {
+		pat := "slurm-%j.out"
+		if j.ArrayJobID != 0 {
+			pat = "slurm-%A_%a.out"
+		}
+		spec.StdOut = expandPath(pat, j)
+	}
+	if j.TimeLimit != codec.Infinite && j.TimeLimit != codec.NoVal {
+		spec.TimeLimit = time.Duration(j.TimeLimit) * time.Minute
+	}
+	if j.WarnSignal != 0 {
+		spec.Signal, spec.Warn, spec.SignalBatchOnly = int(j.WarnSignal), time.Duration(j.WarnTime)*time.Second, j.WarnBatchOnly
+	}
+	if j.ReqNodes != "" {
+		spec.ReqNodes = strings.Split(j.ReqNodes, ",")
+	}
+	if j.ExcNodes != "" {
+		spec.ExcNodes = strings.Split(j.ExcNodes, ",")
+	}
+	return spec
+}
+
+const openModeAppend = 1
+
+func (c *Controller) killWait() int {
+	if v, err := strconv.Atoi(c.opt.Conf.Get("KillWait", "30")); err == nil {
+		return v
+	}
+	return 30
+}
+
+// gresGPUs counts GPUs in a TRES string such as "gres/gpu:2" or
+// "gres/gpu:a100:2".
+func gresGPUs(tres string) uint64 {
+	for _, t := range strings.Split(tres, ",") {
+		if !strings.HasPrefix(t, "gres/gpu") && !strings.HasPrefix(t, "gres:gpu") {
+			continue
+		}
+		parts := strings.Split(t, ":")
+		n, err := strconv.ParseUint(parts[len(parts)-1], 10, 32)
+		if err != nil || len(parts) == 1 {
+			return 1
+		}
+		return n
+	}
+	return 0
+}
+
+func jobLabel(j *state.Job) string {
+	if j.ArrayJobID != 0 && j.ArrayTaskID != codec.NoVal {
+		return itoa(uint64(j.ArrayJobID)) + "_" + itoa(uint64(j.ArrayTaskID))
+	}
+	return itoa(uint64(j.ID))
+}
+
+// consumeEvents moves jobs through Slurm's states as the engine reports.
+func (c *Controller) consumeEvents(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-c.opt.Exec.Events():
+			if !ok {
+				return
+			}
+			c.applyEvent(ev)
+		}
+	}
+}
+
+func (c *Controller) applyEvent(ev translate.SessionEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.jobIndex[ev.JobID]
+	if e == nil || e.job.SessionID != string(ev.ID) {
+		return
+	}
+	j := *e.job
+	now := ev.Time.Unix()
+	if now <= 0 {
+		now = time.Now().Unix()
+	}
+	switch ev.Status {
+	case translate.SessionPending, translate.SessionScheduled, translate.SessionPreparing:
+		if len(ev.Nodes) > 0 && codec.JobIsPending(j.State) {
+			j.Reason = codec.WAIT_RESOURCES
+		}
+		return
+	case translate.SessionRunning:
+		if codec.JobIsFinished(j.State) {
+			return
+		}
+		j.State, j.Reason, j.StartTime = codec.JOB_RUNNING, codec.WAIT_NO_REASON, now
+		j.Nodes = compressNodes(ev.Nodes)
+		if len(ev.Nodes) > 0 {
+			j.BatchHost = ev.Nodes[0]
+		}
+		j.TresAllocStr = j.TresReqStr
+		c.counters.started.Add(1)
+	case translate.SessionTerminating:
+		j.State |= codec.JOB_COMPLETING
+	case translate.SessionTerminated, translate.SessionCancelled, translate.SessionError:
+		if codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING == 0 {
+			return
+		}
+		wasCancelled := j.State&codec.JOB_STATE_BASE == codec.JOB_CANCELLED
+		j.EndTime = now
+		if j.StartTime == 0 {
+			j.StartTime = now
+		}
+		j.ExitCode = uint32(ev.ExitCode&0xff)<<8 | uint32(ev.Signal&0x7f)
+		j.Reason = codec.WAIT_NO_REASON
+		switch {
+		case wasCancelled || ev.Status == translate.SessionCancelled || ev.Reason == "user-requested":
+			j.State = codec.JOB_CANCELLED
+			c.counters.canceled.Add(1)
+		case ev.Reason == "task-timeout":
+			j.State = codec.JOB_TIMEOUT
+			c.counters.failed.Add(1)
+		case ev.Reason == "oom-killed":
+			j.State = codec.JOB_OOM
+			c.counters.failed.Add(1)
+		case ev.Status == translate.SessionError:
+			j.State, j.Reason = codec.JOB_FAILED, codec.FAIL_LAUNCH
+			c.counters.failed.Add(1)
+		case ev.ExitCode == 0 && ev.Signal == 0:
+			j.State = codec.JOB_COMPLETE
+			c.counters.completed.Add(1)
+		default:
+			j.State = codec.JOB_FAILED
+			if ev.Signal != 0 {
+				j.Reason = codec.FAIL_SIGNAL
+			} else {
+				j.Reason = codec.FAIL_EXIT_CODE
+			}
+			c.counters.failed.Add(1)
+		}
+	}
+	if err := c.opt.Store.Put(&j); err != nil {
+		c.logf("job %d: %v", j.ID, err)
+		return
+	}
+	c.replace(e, &j)
+	c.rebuild(now)
+	c.wake() // dependencies and array throttles may now let others go
+}
+
+func compressNodes(nodes []string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	return hostlistCompress(nodes)
+}
