@@ -45,6 +45,9 @@ const (
 	ESLURM_INVALID_GRES                  = 2072
 	ESLURM_JOB_NOT_PENDING               = 2073
 	ESLURM_INVALID_ARRAY                 = 2081
+	ESLURM_JOB_STARTED                   = 2083
+	ESLURM_JOB_FINISHED                  = 2084
+	ESLURM_JOB_NOT_RUNNING               = 2085
 	ESLURM_INTERNAL                      = 2090
 	ESLURM_GROUP_ID_MISSING              = 2113
 	ESLURM_INVALID_NICE                  = 2123

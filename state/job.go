@@ -30,6 +30,7 @@ type Job struct {
 	DescFlags  uint64 `json:"desc_flags,omitempty"` // job_desc bitflags the client sent
 
 	KillInvalidDep bool   `json:"kill_invalid_dep,omitempty"`
+	Restarts       uint16 `json:"restarts,omitempty"`
 	WarnSignal     uint16 `json:"warn_signal,omitempty"` // --signal
 	WarnTime       uint16 `json:"warn_time,omitempty"`   // seconds before the limit
 	WarnBatchOnly  bool   `json:"warn_batch_only,omitempty"`

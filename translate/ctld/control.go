@@ -210,59 +210,182 @@ func (c *Controller) jobsFor(id uint32, tasks *arrayRange) []*jobEntry {
 	return out
 }
 
-// update handles REQUEST_UPDATE_JOB for hold, uhold and release (what
-// scontrol sends for them); other changes come with the batch issue.
+// update handles REQUEST_UPDATE_JOB: scontrol hold/uhold/release and
+// scontrol update of the fields users commonly change. Permissions follow
+// slurmctld: owners may lower limits and raise nice, operators anything.
 func (c *Controller) update(req *Request) Reply {
 	var d codec.JobDesc
 	r := codec.NewReader(req.Body)
 	if err := d.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	id, ok := parseJobID(d.JobIDStr)
-	if !ok {
-		id = d.StepID.JobID
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.jobIndex[id]
-	if e == nil {
+	id, tasks, err := parseJobSpec(d.JobIDStr, d.StepID.JobID)
+	if err != nil {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
-	if !c.mayControl(req.UID, e.job) {
-		return rcReply(codec.ESLURM_ACCESS_DENIED)
+	c.mu.Lock()
+	targets := c.jobsFor(id, tasks)
+	if len(targets) == 0 {
+		c.mu.Unlock()
+		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
-	j := *e.job
+	var recall []string
+	now := time.Now().Unix()
+	for _, e := range targets {
+		j := *e.job
+		if !c.mayControl(req.UID, &j) {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_ACCESS_DENIED)
+		}
+		requeue, err := c.applyUpdate(req, &d, &j)
+		if err != nil {
+			c.mu.Unlock()
+			return refusal(err, req.Version)
+		}
+		if requeue && j.SessionID != "" && codec.JobIsPending(j.State) {
+			// Waiting in the engine with the old terms: take it back;
+			// the dispatcher hands it over again when eligible.
+			recall = append(recall, j.SessionID)
+			j.SessionID = ""
+		}
+		if err := c.opt.Store.Put(&j); err != nil {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_INTERNAL)
+		}
+		c.replace(e, &j)
+	}
+	c.rebuild(now)
+	c.mu.Unlock()
+	for _, sid := range recall {
+		if c.opt.Exec != nil {
+			_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), true)
+		}
+	}
+	c.wake()
+	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{0, 0, 0, 0}}
+}
+
+// applyUpdate changes j as d asks, reporting whether a pending job must
+// be handed to the engine again.
+func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (requeue bool, err error) {
+	op := c.isOperator(req.UID)
+	pending := codec.JobIsPending(j.State)
+	if codec.JobIsFinished(j.State) {
+		return false, codec.Errorf(codec.ESLURM_JOB_FINISHED, "job %d finished", j.ID)
+	}
+	needPending := func() error {
+		if !pending {
+			return codec.Errorf(codec.ESLURM_JOB_NOT_PENDING, "job %d not pending", j.ID)
+		}
+		return nil
+	}
 	switch {
 	case d.Priority == 0:
-		if !codec.JobIsPending(j.State) {
-			return rcReply(codec.ESLURM_JOB_NOT_PENDING)
+		if err := needPending(); err != nil {
+			return false, err
 		}
-		// As slurmctld: a user hold unless an operator asks for an
-		// admin hold (scontrol hold; uhold sends alloc_sid 2).
+		// A user hold unless an operator asks for an admin hold
+		// (scontrol hold; uhold sends alloc_sid 2).
 		j.Priority = 0
-		if !c.isOperator(req.UID) || d.AllocSID == codec.AllocSIDUserHold {
+		if !op || d.AllocSID == codec.AllocSIDUserHold {
 			j.HeldBy, j.Reason = 2, codec.WAIT_HELD_USER
 		} else {
 			j.HeldBy, j.Reason = 1, codec.WAIT_HELD
 		}
+		requeue = true
 	case d.Priority == codec.Infinite:
-		if !codec.JobIsPending(j.State) {
-			return rcReply(codec.ESLURM_JOB_NOT_PENDING)
+		if err := needPending(); err != nil {
+			return false, err
 		}
-		if j.Priority == 0 && j.Reason != codec.WAIT_HELD_USER && !c.isOperator(req.UID) {
-			return rcReply(codec.ESLURM_ACCESS_DENIED)
+		if j.Priority == 0 && j.Reason != codec.WAIT_HELD_USER && !op {
+			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "admin hold")
 		}
-		j.Priority, j.HeldBy, j.Reason = 1, 0, codec.WAIT_PRIORITY
-	default:
-		return rcReply(codec.ESLURM_NOT_SUPPORTED)
+		if j.Priority == 0 {
+			j.Priority, j.HeldBy, j.Reason = 1, 0, codec.WAIT_PRIORITY
+		}
+	case d.Priority != codec.NoVal:
+		if !op {
+			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "only operators set priorities")
+		}
+		j.Priority = d.Priority
+		requeue = true
 	}
-	if err := c.opt.Store.Put(&j); err != nil {
-		return rcReply(codec.ESLURM_INTERNAL)
+	if d.TimeLimit != codec.NoVal {
+		if !op && (j.TimeLimit != codec.Infinite && (d.TimeLimit == codec.Infinite || d.TimeLimit > j.TimeLimit)) {
+			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "users may only lower the time limit")
+		}
+		j.TimeLimit = d.TimeLimit
+		requeue = true
 	}
-	c.replace(e, &j)
-	c.rebuild(time.Now().Unix())
-	c.wake()
-	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{0, 0, 0, 0}}
+	if d.Nice != codec.NoVal {
+		n := codec.NiceFromWire(d.Nice)
+		if n < 0 && !op {
+			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "negative nice needs an operator")
+		}
+		if n < -2147483645 || n > 2147483645 {
+			return false, codec.Errorf(codec.ESLURM_INVALID_NICE, "nice %d", n)
+		}
+		j.Nice = n
+		requeue = true
+	}
+	if d.Name != "" {
+		j.Name = d.Name
+	}
+	if d.StrGiven(codec.JDComment, d.Comment) {
+		j.Comment = d.Comment
+	}
+	if d.Partition != "" {
+		if err := needPending(); err != nil {
+			return false, err
+		}
+		p, err := c.pickPartition(d.Partition)
+		if err != nil {
+			return false, err
+		}
+		j.Partition = p.Name
+		requeue = true
+	}
+	if d.StrGiven(codec.JDDependency, d.Dependency) {
+		if err := needPending(); err != nil {
+			return false, err
+		}
+		if d.Dependency != "" {
+			if err := c.validDependencyLocked(d.Dependency); err != nil {
+				return false, err
+			}
+		}
+		j.Dependency = d.Dependency
+		requeue = true
+	}
+	if d.MinCPUs != codec.NoVal {
+		if err := needPending(); err != nil {
+			return false, err
+		}
+		j.MinCPUs = d.MinCPUs
+		requeue = true
+	}
+	if d.BeginTime != 0 {
+		if err := needPending(); err != nil {
+			return false, err
+		}
+		j.BeginTime = d.BeginTime
+		requeue = true
+	}
+	if d.StrGiven(codec.JDReqNodes, d.ReqNodes) {
+		if err := needPending(); err != nil {
+			return false, err
+		}
+		j.ReqNodes = d.ReqNodes
+		requeue = true
+	}
+	if d.StrGiven(codec.JDExcNodes, d.ExcNodes) {
+		if err := needPending(); err != nil {
+			return false, err
+		}
+		j.ExcNodes = d.ExcNodes
+		requeue = true
+	}
+	return requeue, nil
 }
 
 // replace swaps a job's entry for a new one (old snapshots keep theirs).
@@ -275,4 +398,70 @@ func (c *Controller) replace(old *jobEntry, j *state.Job) {
 		}
 	}
 	c.jobIndex[j.ID] = ne
+}
+
+// requeue handles REQUEST_JOB_REQUEUE (scontrol requeue / requeuehold): a
+// running job is stopped and, like a finished batch job, goes back to
+// PENDING (held with requeuehold), its restart count raised.
+func (c *Controller) requeue(req *Request) Reply {
+	var m codec.JobRequeueRequest
+	r := codec.NewReader(req.Body)
+	if err := m.Decode(&r, req.Version); err != nil {
+		return rcReply(codec.CodeOf(err))
+	}
+	id, tasks, err := parseJobSpec(m.JobIDStr, m.StepID.JobID)
+	if err != nil {
+		return rcReply(codec.ESLURM_INVALID_JOB_ID)
+	}
+	c.mu.Lock()
+	targets := c.jobsFor(id, tasks)
+	if len(targets) == 0 {
+		c.mu.Unlock()
+		return rcReply(codec.ESLURM_INVALID_JOB_ID)
+	}
+	now := time.Now().Unix()
+	var stop []string
+	for _, e := range targets {
+		j := *e.job
+		if !c.mayControl(req.UID, &j) {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_ACCESS_DENIED)
+		}
+		if codec.JobIsPending(j.State) {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_JOB_PENDING)
+		}
+		if m.Flags&codec.JOB_RUNNING != 0 && !codec.JobIsRunning(j.State) {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_JOB_NOT_RUNNING)
+		}
+		if codec.JobIsRunning(j.State) && j.SessionID != "" {
+			stop = append(stop, j.SessionID)
+		}
+		j.SessionID, j.State, j.Reason = "", codec.JOB_PENDING, codec.WAIT_PRIORITY
+		j.StartTime, j.EndTime, j.ExitCode, j.Nodes, j.BatchHost, j.TresAllocStr = 0, 0, 0, "", "", ""
+		j.Restarts++
+		if m.Flags&codec.JOB_REQUEUE_HOLD != 0 {
+			j.Priority, j.HeldBy, j.Reason = 0, 2, codec.WAIT_HELD_USER
+			if c.isOperator(req.UID) {
+				j.HeldBy, j.Reason = 1, codec.WAIT_HELD
+			}
+		} else if j.Priority == 0 {
+			j.Priority = 1
+		}
+		if err := c.opt.Store.Put(&j); err != nil {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_INTERNAL)
+		}
+		c.replace(e, &j)
+	}
+	c.rebuild(now)
+	c.mu.Unlock()
+	for _, sid := range stop {
+		if c.opt.Exec != nil {
+			_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), false)
+		}
+	}
+	c.wake()
+	return rcReply(codec.SLURM_SUCCESS)
 }

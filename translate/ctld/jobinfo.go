@@ -93,6 +93,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		ji.TimeMin = 0
 	}
 	ji.AllocSID = j.AllocSID
+	ji.RestartCnt = j.Restarts
 	ji.SubmitLine = j.SubmitLine
 	if j.Nodes != "" {
 		if names, err := hostlist.Expand(j.Nodes); err == nil {

@@ -118,6 +118,17 @@ func (c *Controller) dispatch(ctx context.Context) {
 		if !codec.JobIsPending(j.State) || j.SessionID != "" {
 			continue
 		}
+		if j.Deadline > 0 && now >= j.Deadline {
+			// --deadline passed before the job could start.
+			nj := *j
+			nj.State, nj.Reason, nj.EndTime, nj.StartTime = codec.JOB_DEADLINE, codec.FAIL_DEADLINE, now, now
+			if c.opt.Store.Put(&nj) == nil {
+				c.replace(e, &nj)
+				changed = true
+				c.notify(&nj, mailFail)
+			}
+			continue
+		}
 		ok, reason := c.eligible(j, now)
 		if !ok {
 			if reason != j.Reason {
@@ -273,7 +284,8 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		Groups: supplementaryGroups(j.UserName, j.GroupID), UserName: j.UserName,
 		Image: j.Container, Script: sc.Text, Argv: sc.Argv, Env: c.jobEnv(j, sc.Env, tasks),
 		WorkDir: j.WorkDir, StdIn: expandPath(j.StdIn, j), StdOut: expandPath(j.StdOut, j),
-		StdErr: expandPath(j.StdErr, j), AppendOut: j.OpenMode == openModeAppend,
+		// A requeued job appends to its output, as slurmd does.
+		StdErr: expandPath(j.StdErr, j), AppendOut: j.OpenMode == openModeAppend || j.Restarts > 0,
 		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
 		GPUsPerNode: uint32(gresGPUs(j.TresPerNode)), Exclusive: j.Exclusive,
 		KillWait: time.Duration(c.killWait()) * time.Second,
@@ -370,6 +382,7 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 		if codec.JobIsFinished(j.State) {
 			return
 		}
+		defer c.notify(&j, mailBegin)
 		j.State, j.Reason, j.StartTime = codec.JOB_RUNNING, codec.WAIT_NO_REASON, now
 		j.Nodes = compressNodes(ev.Nodes)
 		if len(ev.Nodes) > 0 {
@@ -419,6 +432,13 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 	if err := c.opt.Store.Put(&j); err != nil {
 		c.logf("job %d: %v", j.ID, err)
 		return
+	}
+	if codec.JobIsFinished(j.State) {
+		if j.State&codec.JOB_STATE_BASE == codec.JOB_COMPLETE {
+			c.notify(&j, mailEnd)
+		} else {
+			c.notify(&j, mailFail|mailEnd)
+		}
 	}
 	c.replace(e, &j)
 	c.rebuild(now)

@@ -171,6 +171,13 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 			return nil, nil, err
 		}
 	}
+	if j.MailType != 0 && c.mailProg() == "" {
+		// No working MailProg: refuse rather than silently send nothing.
+		return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--mail-type needs a MailProg, and none is configured")
+	}
+	if d.Container != "" && c.opt.Backend.Name() == "local" {
+		return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container is not supported by the embedded engine (it runs on Backend.AI)")
+	}
 	j.KillInvalidDep = d.Bitflags&killInvDep != 0
 	if d.WarnSignal != 0 && d.WarnSignal != codec.NoVal16 {
 		j.WarnSignal, j.WarnTime = d.WarnSignal, d.WarnTime
@@ -218,12 +225,17 @@ func (c *Controller) maxArraySize() uint32 {
 // validDependency refuses dependencies slurmctld refuses at submit time:
 // bad syntax, or a job that does not exist.
 func (c *Controller) validDependency(spec string, uid uint32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.validDependencyLocked(spec)
+}
+
+// validDependencyLocked is validDependency for callers holding c.mu.
+func (c *Controller) validDependencyLocked(spec string) error {
 	deps, _, err := parseDependency(spec)
 	if err != nil {
 		return userErr(codec.ESLURM_DEPENDENCY, "Job dependency problem")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, d := range deps {
 		if d.kind == "singleton" {
 			continue

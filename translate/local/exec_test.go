@@ -100,6 +100,13 @@ func newHarness(t *testing.T, cfg *conf.Config, spool string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Let every job end before the directories go.
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			ss, _ := h.e.Sessions(context.Background())
+			if !slices.ContainsFunc(ss, func(i translate.SessionInfo) bool { return !i.Status.Terminal() }) {
+				break
+			}
+		}
 		h.e.Close()
 		if t.Failed() {
 			logs, _ := filepath.Glob(filepath.Join(spool, "*", fShimLog))
@@ -474,8 +481,9 @@ func TestPlacementGPUsAndNeverFits(t *testing.T) {
 	r0 := h.wait(gids[0], translate.SessionRunning, 10*time.Second)
 	r1 := h.wait(gids[1], translate.SessionRunning, 10*time.Second)
 	e0 := h.wait(gids[0], translate.SessionTerminated, 10*time.Second)
+	e1 := h.wait(gids[1], translate.SessionTerminated, 10*time.Second)
 	r2 := h.wait(gids[2], translate.SessionRunning, 10*time.Second)
-	if !slices.Equal(r0.Nodes, []string{"g1"}) || !slices.Equal(r1.Nodes, []string{"g1"}) || r2.Time.Before(e0.Time) {
+	if !slices.Equal(r0.Nodes, []string{"g1"}) || !slices.Equal(r1.Nodes, []string{"g1"}) || r2.Time.Before(minTime(e0.Time, e1.Time)) {
 		t.Fatalf("placement: %+v %+v %+v", r0, r1, r2)
 	}
 	for _, id := range gids {
@@ -560,13 +568,13 @@ func TestSignalSession(t *testing.T) {
 		t.Fatalf("end %+v output %q", ev, h.output(70))
 	}
 	// Every process: the untrapped sleep dies of it too.
-	id = h.create(h.spec(71, "#!/bin/bash\ntrap 'echo shell got USR2' USR2\nsleep 30 & child=$!\necho ready\nwait $child; echo child status $?\n"))
+	id = h.create(h.spec(71, "#!/bin/bash\ntrap 'echo shell got USR2' USR2\nsleep 30 & child=$!\necho ready\nwait $child; echo child status $?\nsleep 0.5\n"))
 	h.waitOutput(71, "ready", 10*time.Second)
 	if err := h.e.SignalSession(context.Background(), id, int(syscall.SIGUSR2), false); err != nil {
 		t.Fatal(err)
 	}
 	h.wait(id, translate.SessionTerminated, 10*time.Second)
-	if out := h.output(71); !strings.Contains(out, "shell got USR2") {
+	if out := h.output(71); !strings.Contains(out, "shell got USR2") || !strings.Contains(out, "child status 140") {
 		t.Fatalf("output %q", out)
 	}
 }
