@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -430,15 +431,24 @@ func startRealCtld(t testing.TB, rel string) *realCtld {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o1777)
-	// SlurmctldPort and SlurmdPort (= port+1) must both be free.
+	// SlurmctldPort and SlurmdPort (= port+1) must both be free. Pick
+	// below the kernel's ephemeral range, which busy tests (and the bench
+	// harness) churn through.
 	var port int
 	for i := 0; ; i++ {
-		port = freePort(t)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
-			l.Close()
+		port = 20000 + rand.IntN(12000)
+		l1, err1 := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		l2, err2 := net.Listen("tcp", fmt.Sprintf(":%d", port+1))
+		if l1 != nil {
+			l1.Close()
+		}
+		if l2 != nil {
+			l2.Close()
+		}
+		if err1 == nil && err2 == nil {
 			break
 		}
-		if i > 20 {
+		if i > 200 {
 			t.Fatal("no two consecutive free ports")
 		}
 	}
