@@ -10,6 +10,7 @@ type Job struct {
 	ArrayTaskID uint32 `json:"array_task_id,omitempty"` // NO_VAL when not an array task
 	ArrayTasks  string `json:"array_tasks,omitempty"`   // pending meta record: "1-3%2"
 	ArrayMax    uint32 `json:"array_max,omitempty"`
+	ArraySpec   string `json:"array_spec,omitempty"` // the whole --array as submitted (SLURM_ARRAY_TASK_COUNT/MIN/MAX)
 
 	Name       string `json:"name"`
 	UserID     uint32 `json:"uid"`

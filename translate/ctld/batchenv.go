@@ -145,10 +145,16 @@ func (c *Controller) jobEnv(j *state.Job, sent []string, tasks *arrayRange) []st
 			set["SLURM_ARRAY_TASK_STEP"] = itoa(uint64(tasks.step()))
 		}
 	}
+	set["SLURM_TASKS_PER_NODE"] = tasksPerNode(j)
 	out := make([]string, 0, len(sent)+len(set))
 	for _, kv := range sent {
 		k, _, _ := strings.Cut(kv, "=")
 		if _, over := set[k]; over {
+			continue
+		}
+		if strings.HasPrefix(k, "SLURM_RLIMIT_") {
+			// sbatch forwards its limits for slurmd to apply; slurmd
+			// removes them from the job's environment.
 			continue
 		}
 		out = append(out, kv)
@@ -157,4 +163,28 @@ func (c *Controller) jobEnv(j *state.Job, sent []string, tasks *arrayRange) []st
 		out = append(out, k+"="+v)
 	}
 	return out
+}
+
+// tasksPerNode is SLURM_TASKS_PER_NODE: tasks spread evenly, the first
+// nodes taking the remainder, in Slurm's compressed "2(x3),1" form.
+func tasksPerNode(j *state.Job) string {
+	nodes := max(j.MinNodes, 1)
+	base, extra := j.NumTasks/nodes, j.NumTasks%nodes
+	if base == 0 {
+		base, extra = 1, 0
+	}
+	var parts []string
+	add := func(v, n uint32) {
+		if n == 0 {
+			return
+		}
+		p := itoa(uint64(v))
+		if n > 1 {
+			p += "(x" + itoa(uint64(n)) + ")"
+		}
+		parts = append(parts, p)
+	}
+	add(base+1, extra)
+	add(base, nodes-extra)
+	return strings.Join(parts, ",")
 }

@@ -2,6 +2,9 @@ package ctld
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +68,8 @@ func (c *Controller) kill(req *Request) Reply {
 	}
 	now := time.Now().Unix()
 	var toKill, toSignal []*state.Job
-	alive := 0
+	alive, stepsOnly := 0, 0
+	var started []uint32
 	changed := false
 	for _, e := range targets {
 		j := *e.job
@@ -73,13 +77,19 @@ func (c *Controller) kill(req *Request) Reply {
 			continue
 		}
 		alive++
-		if sig != 9 && sig != 15 || k.Flags&codec.KillJobBatch != 0 {
-			// A signal that does not end the job goes to running jobs
-			// only; slurmctld refuses it for pending ones.
+		if sig != 9 || k.Flags&(codec.KillJobBatch|codec.KillFullJob) != 0 {
+			// A signal (anything but the default SIGKILL of a plain
+			// scancel) goes to running jobs only. Without --batch or
+			// --full slurmctld sends it to the job's steps alone, not
+			// the batch shell: batch jobs without srun steps get none.
 			if codec.JobIsPending(j.State) {
 				continue
 			}
-			toSignal = append(toSignal, e.job)
+			if k.Flags&(codec.KillJobBatch|codec.KillFullJob) != 0 {
+				toSignal = append(toSignal, e.job)
+			} else {
+				stepsOnly++
+			}
 			continue
 		}
 		if codec.JobIsPending(j.State) && j.SessionID == "" {
@@ -111,6 +121,9 @@ func (c *Controller) kill(req *Request) Reply {
 		}
 		// Handed to the engine: mark it cancelled (and completing) now,
 		// as slurmctld does; the engine's event finishes it.
+		if codec.JobIsRunning(j.State) {
+			started = append(started, j.ID)
+		}
 		j.State = codec.JOB_CANCELLED | codec.JOB_COMPLETING
 		j.EndTime = now
 		if err := c.opt.Store.Put(&j); err == nil {
@@ -126,15 +139,19 @@ func (c *Controller) kill(req *Request) Reply {
 	if alive == 0 {
 		return rcReply(codec.ESLURM_ALREADY_DONE)
 	}
-	if sig != 9 && sig != 15 && len(toSignal) == 0 {
+	if (sig != 9 || k.Flags&(codec.KillJobBatch|codec.KillFullJob) != 0) && len(toSignal) == 0 && stepsOnly == 0 {
 		return rcReply(codec.ESLURM_JOB_PENDING)
 	}
 	ctx := context.Background()
 	for _, j := range toKill {
-		if c.opt.Exec == nil {
+		if c.opt.Exec == nil || j.SessionID == sessionCreating {
 			continue
 		}
-		if err := c.opt.Exec.DestroySession(ctx, translate.SessionID(j.SessionID), sig == 9); err != nil {
+		if slices.Contains(started, j.ID) {
+			cancelNote(j, now)
+		}
+		// As slurmd: SIGTERM, then SIGKILL after KillWait.
+		if err := c.opt.Exec.DestroySession(ctx, translate.SessionID(j.SessionID), false); err != nil {
 			c.logf("job %d: destroy session: %v", j.ID, err)
 		}
 	}
@@ -234,8 +251,9 @@ func (c *Controller) update(req *Request) Reply {
 	for _, e := range targets {
 		j := *e.job
 		if !c.mayControl(req.UID, &j) {
+			// slurmctld's answer to updating another user's job.
 			c.mu.Unlock()
-			return rcReply(codec.ESLURM_ACCESS_DENIED)
+			return rcReply(codec.ESLURM_USER_ID_MISSING)
 		}
 		requeue, err := c.applyUpdate(req, &d, &j)
 		if err != nil {
@@ -280,10 +298,14 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 		return nil
 	}
 	switch {
-	case d.Priority == 0:
-		if err := needPending(); err != nil {
-			return false, err
+	case d.Priority == 0 && !pending:
+		// Holding a running job only matters if it is requeued; slurmctld
+		// accepts it and records the priority and the hold reason.
+		j.Priority, j.HeldBy, j.Reason = 0, 2, codec.WAIT_HELD_USER
+		if op && d.AllocSID != codec.AllocSIDUserHold {
+			j.HeldBy, j.Reason = 1, codec.WAIT_HELD
 		}
+	case d.Priority == 0:
 		// A user hold unless an operator asks for an admin hold
 		// (scontrol hold; uhold sends alloc_sid 2).
 		j.Priority = 0
@@ -464,4 +486,30 @@ func (c *Controller) requeue(req *Request) Reply {
 	}
 	c.wake()
 	return rcReply(codec.SLURM_SUCCESS)
+}
+
+// cancelNote appends the line slurmstepd writes into a cancelled job's
+// error output.
+func cancelNote(j *state.Job, now int64) {
+	path := expandPath(j.StdErr, j)
+	if path == "" {
+		path = expandPath(j.StdOut, j)
+	}
+	if path == "" {
+		pat := "slurm-%j.out"
+		if j.ArrayJobID != 0 {
+			pat = "slurm-%A_%a.out"
+		}
+		path = expandPath(pat, j)
+	}
+	node := j.BatchHost
+	if node == "" {
+		node = "localhost"
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "slurmstepd: error: *** JOB %d ON %s CANCELLED AT %s ***\n", j.ID, node, time.Unix(now, 0).Format("2006-01-02T15:04:05"))
 }

@@ -83,7 +83,7 @@ func (c *Controller) depsSatisfied(j *state.Job) (ok, never bool) {
 	}
 	allOK, anyOK, allNever := true, false, true
 	for _, d := range deps {
-		sat, nev := c.depTerm(j, d, now)
+		sat, nev := depTerm(c.jobs, j, d, now)
 		allOK = allOK && sat
 		anyOK = anyOK || sat
 		allNever = allNever && nev
@@ -99,19 +99,20 @@ func (c *Controller) depsSatisfied(j *state.Job) (ok, never bool) {
 
 // depTerm evaluates one term against the jobs (every task of an array
 // unless one is named).
-func (c *Controller) depTerm(j *state.Job, d dependency, now int64) (sat, never bool) {
+func depTerm(jobs []*jobEntry, j *state.Job, d dependency, now int64) (sat, never bool) {
 	if d.kind == "singleton" {
-		for _, e := range c.jobs {
+		for _, e := range jobs {
 			o := e.job
-			if o.ID != j.ID && o.UserID == j.UserID && o.Name == j.Name && o.ID < j.ID &&
-				!codec.JobIsFinished(o.State) && o.ArrayJobID != j.ArrayJobID {
+			sameArray := j.ArrayJobID != 0 && o.ArrayJobID == j.ArrayJobID
+			if o.ID != j.ID && o.UserID == j.UserID && o.Name == j.Name && !sameArray &&
+				(o.ID < j.ID || codec.JobIsStarted(o.State)) && (!codec.JobIsFinished(o.State) || o.State&codec.JOB_COMPLETING != 0) {
 				return false, false
 			}
 		}
 		return true, false
 	}
 	var targets []*state.Job
-	for _, e := range c.jobs {
+	for _, e := range jobs {
 		o := e.job
 		if o.ID == d.jobID || (o.ArrayJobID == d.jobID && o.ArrayJobID != 0) {
 			if d.task != codec.NoVal && o.ArrayTaskID != d.task {
@@ -183,3 +184,43 @@ func supplementaryGroups(name string, gid uint32) []uint32 {
 }
 
 func hostlistCompress(nodes []string) string { return hostlist.Compress(nodes) }
+
+// dependencyDisplay is the Dependency field as slurmctld shows it: each
+// term with "(unfulfilled)" or "(failed)".
+// It reads the snapshot's jobs (no lock: it runs while encoding replies).
+func (s *Snapshot) dependencyDisplay(j *state.Job) string {
+	if j.Dependency == "" {
+		return ""
+	}
+	deps, any, err := parseDependency(j.Dependency)
+	if err != nil {
+		return j.Dependency
+	}
+	sep := ","
+	if any {
+		sep = "?"
+	}
+	var b strings.Builder
+	for i, d := range deps {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		if d.kind == "singleton" {
+			b.WriteString("singleton")
+		} else {
+			b.WriteString(d.kind + ":" + strconv.FormatUint(uint64(d.jobID), 10))
+			if d.task != codec.NoVal {
+				b.WriteString("_" + strconv.FormatUint(uint64(d.task), 10))
+			}
+			if d.delay > 0 {
+				b.WriteString("+" + strconv.FormatInt(d.delay/60, 10))
+			}
+		}
+		if _, never := depTerm(s.jobs, j, d, j.SubmitTime); never {
+			b.WriteString("(failed)")
+		} else {
+			b.WriteString("(unfulfilled)")
+		}
+	}
+	return b.String()
+}

@@ -174,7 +174,8 @@ func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep 
 		if !keep(e.job) {
 			continue
 		}
-		if !cacheable {
+		// A dependency's shown state follows other jobs: never cached.
+		if !cacheable || e.job.Dependency != "" {
 			ji := s.c.jobInfo(s, e.job, v, showFlags&showDetail != 0)
 			ji.EncodeFor(w, v, showFlags)
 			continue

@@ -26,7 +26,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		TRESAllocStr: j.TresAllocStr, TRESPerNode: j.TresPerNode, TRESPerJob: j.TresPerJob,
 		TRESPerTask: j.TresPerTask, BatchHost: j.BatchHost,
 		CPUFreqMin: codec.NoVal, CPUFreqMax: codec.NoVal, CPUFreqGov: codec.NoVal,
-		Dependency: j.Dependency, NTasksPerNode: j.TasksPerNode, Requeue: 1,
+		Dependency: s.dependencyDisplay(j), NTasksPerNode: j.TasksPerNode, Requeue: 1,
 		WorkDir: j.WorkDir, Features: j.Features, Command: j.Command,
 		NumCPUs: j.MinCPUs, NumNodes: j.MinNodes, MaxNodes: j.MaxNodes, NumTasks: j.NumTasks,
 		Shared: codec.NoVal16, CoreSpec: codec.NoVal16, CPUsPerTask: j.CPUsPerTask,

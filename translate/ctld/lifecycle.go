@@ -48,6 +48,9 @@ func (c *Controller) wake() {
 	}
 }
 
+// sessionCreating marks a job whose session is being created.
+const sessionCreating = "creating"
+
 // reconcile matches jobs that were handed to the engine with the
 // sessions it reports, so a restart neither loses nor doubles a job.
 func (c *Controller) reconcile(ctx context.Context) {
@@ -57,8 +60,10 @@ func (c *Controller) reconcile(ctx context.Context) {
 		return
 	}
 	known := map[translate.SessionID]translate.SessionInfo{}
+	byJob := map[uint32]translate.SessionInfo{}
 	for _, s := range sessions {
 		known[s.ID] = s
+		byJob[s.JobID] = s // the engine lists sessions oldest first
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,6 +71,17 @@ func (c *Controller) reconcile(ctx context.Context) {
 	for _, e := range c.jobs {
 		j := e.job
 		if j.SessionID == "" || codec.JobIsFinished(j.State) {
+			continue
+		}
+		if j.SessionID == sessionCreating {
+			nj := *j
+			nj.SessionID = ""
+			if s, ok := byJob[j.ID]; ok {
+				nj.SessionID = string(s.ID) // created before the crash
+			}
+			if err := c.opt.Store.Put(&nj); err == nil {
+				c.replace(e, &nj)
+			}
 			continue
 		}
 		if _, ok := known[translate.SessionID(j.SessionID)]; !ok {
@@ -144,18 +160,38 @@ func (c *Controller) dispatch(ctx context.Context) {
 			}
 			continue
 		}
+		if j.Dependency != "" {
+			// Satisfied dependencies are cleared, as slurmctld does
+			// (scontrol then shows Dependency=(null)).
+			nj := *j
+			nj.Dependency = ""
+			if c.opt.Store.Put(&nj) == nil {
+				c.replace(e, &nj)
+				e, j, changed = c.jobIndex[nj.ID], &nj, true
+			}
+		}
 		if j.ArrayTasks != "" && j.ArrayTaskID == codec.NoVal {
 			a, err := parseArray(j.ArrayTasks, maxArrayIndex)
 			if err != nil {
 				continue
 			}
 			running := c.activeTasks(j.ArrayJobID)
+			throttled := false
 			for _, t := range a.tasks {
 				if a.limit > 0 && running >= int(a.limit) {
+					throttled = true
 					break
 				}
 				todo = append(todo, work{e, t})
 				running++
+			}
+			if want := map[bool]uint32{true: codec.WAIT_ARRAY_TASK_LIMIT, false: codec.WAIT_PRIORITY}[throttled]; j.Reason != want {
+				nj := *j
+				nj.Reason = want
+				if c.opt.Store.Put(&nj) == nil {
+					c.replace(e, &nj)
+					changed = true
+				}
 			}
 			continue
 		}
@@ -233,6 +269,24 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		nj := *j
 		target = &nj
 	}
+	if target.ArraySpec != "" {
+		if a, err := parseArray(target.ArraySpec, maxArrayIndex); err == nil {
+			tasks = a
+		}
+	}
+	// Mark the hand-over before it happens: after a crash between the
+	// engine's create and our write, reconcile adopts the session the
+	// engine made instead of creating a second one (a job never runs
+	// twice).
+	target.SessionID = sessionCreating
+	if err := c.opt.Store.Put(target); err != nil {
+		c.mu.Unlock()
+		c.logf("job %d: %v", target.ID, err)
+		return
+	}
+	if ce := c.jobIndex[target.ID]; ce != nil {
+		c.replace(ce, target)
+	}
 	sc, err := c.opt.Store.Script(scriptID(target))
 	c.mu.Unlock()
 	if err != nil {
@@ -244,6 +298,13 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now().Unix()
+	if cur := c.jobIndex[target.ID]; cur != nil && cur.job.SessionID != sessionCreating {
+		// Changed meanwhile (cancelled, held): take the session back.
+		if err == nil {
+			go c.opt.Exec.DestroySession(context.Background(), id, true)
+		}
+		return
+	}
 	if err != nil {
 		c.logf("job %d: engine refused the session: %v", target.ID, err)
 		target.State, target.Reason, target.EndTime, target.StartTime = codec.JOB_FAILED, codec.FAIL_LAUNCH, now, now
@@ -402,13 +463,15 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 			j.StartTime = now
 		}
 		j.ExitCode = uint32(ev.ExitCode&0xff)<<8 | uint32(ev.Signal&0x7f)
-		j.Reason = codec.WAIT_NO_REASON
+		if j.Reason != codec.WAIT_HELD && j.Reason != codec.WAIT_HELD_USER {
+			j.Reason = codec.WAIT_NO_REASON
+		}
 		switch {
 		case wasCancelled || ev.Status == translate.SessionCancelled || ev.Reason == "user-requested":
 			j.State = codec.JOB_CANCELLED
 			c.counters.canceled.Add(1)
 		case ev.Reason == "task-timeout":
-			j.State = codec.JOB_TIMEOUT
+			j.State, j.Reason = codec.JOB_TIMEOUT, codec.FAIL_TIMEOUT
 			c.counters.failed.Add(1)
 		case ev.Reason == "oom-killed":
 			j.State = codec.JOB_OOM

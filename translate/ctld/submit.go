@@ -164,11 +164,20 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 			return nil, nil, userErr(codec.ESLURM_INVALID_ARRAY, "Invalid job array specification")
 		}
 		j.ArrayTasks = a.String()
+		j.ArraySpec = j.ArrayTasks
 		j.ArrayMax = a.limit
 	}
 	if j.Dependency != "" {
 		if err := c.validDependency(j.Dependency, uid); err != nil {
-			return nil, nil, err
+			if req.Version < codec.V23_02 {
+				// 22.05 accepts a dependency on an unknown job (it is
+				// then never satisfied); later releases refuse it.
+				if _, _, perr := parseDependency(j.Dependency); perr != nil {
+					return nil, nil, err
+				}
+			} else {
+				return nil, nil, codec.Errorf(codec.ESLURM_DEPENDENCY, "%v", err)
+			}
 		}
 	}
 	if j.MailType != 0 && c.mailProg() == "" {
@@ -199,6 +208,9 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		j.Reason = codec.WAIT_PRIORITY
 	}
 	j.EligibleTime = 0
+	if j.BeginTime > now {
+		j.EligibleTime = j.BeginTime // scontrol shows EligibleTime = --begin
+	}
 	// Flags slurmctld adds to what the client sent.
 	j.DescFlags |= jobDependent
 	if d.Partition == "" {
