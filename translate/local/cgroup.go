@@ -46,7 +46,32 @@ func probeCgroups() cgroupSetup {
 	if st.Type == cgroup2Magic {
 		return probeV2("/sys/fs/cgroup")
 	}
-	return probeV1()
+	v1 := probeV1()
+	if v1.Version == 0 {
+		// Hybrid host whose controllers sit on the unified hierarchy.
+		if m := unifiedMount(); m != "" {
+			if v2 := probeV2(m); v2.Version != 0 {
+				return v2
+			}
+		}
+	}
+	return v1
+}
+
+// unifiedMount is where a cgroup2 hierarchy is mounted besides v1 ones.
+func unifiedMount() string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if ok && len(pf) >= 5 && len(qf) >= 1 && qf[0] == "cgroup2" {
+			return pf[4]
+		}
+	}
+	return ""
 }
 
 // ownCgroups reads /proc/self/cgroup: hierarchy controllers ("" for v2)

@@ -30,8 +30,9 @@ var (
 	ErrClosed     = errors.New("embedded engine: closed")
 )
 
-// Files of a session directory (spool/<session id>/). Each is written once,
-// atomically, by one party; together they are the session's state:
+// Files of a session directory (spool/<session id>/). Each belongs to one
+// party and is only ever replaced atomically (write, fsync, rename, fsync
+// the directory); together they are the session's state:
 //
 //	session.json  engine, at CreateSession (fsync'ed before it returns)
 //	priority      engine, UpdatePriority of a pending session
@@ -101,6 +102,8 @@ type session struct {
 	status     translate.SessionStatus
 	nodes      []string
 	alloc      []allocNode // held resources while placed (nil otherwise)
+	placedAt   time.Time
+	started    time.Time
 	shimPID    int
 	shimStart  uint64
 	batchPID   int
@@ -140,6 +143,9 @@ func newExecutor(cfg *conf.Config, o *options) (*executor, error) {
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		evWake: make(chan struct{}, 1), out: make(chan translate.SessionEvent),
 	}
+	// Descriptors this server inherited without close-on-exec must not
+	// reach the shims (and through them the jobs).
+	cloexecFrom(3)
 	x.cg = probeCgroups()
 	if x.cg.Version == 0 {
 		x.log.Printf("embedded engine: cgroups not usable (%s): memory and CPU limits are NOT enforced; time limits are", x.cg.Why)
@@ -157,11 +163,21 @@ func newExecutor(cfg *conf.Config, o *options) (*executor, error) {
 
 // ---- events
 
+// emit queues an event. Its time is when the session entered the status
+// (also when the event is replayed after a restart).
 func (x *executor) emit(s *session, st translate.SessionStatus, f *statusRecord) {
 	if x.closed {
 		return
 	}
 	ev := translate.SessionEvent{ID: s.id, JobID: s.spec.JobID, Status: st, Time: time.Now(), Nodes: s.nodes}
+	switch {
+	case st == translate.SessionPending && !s.created.IsZero():
+		ev.Time = s.created
+	case st == translate.SessionScheduled && !s.placedAt.IsZero():
+		ev.Time = s.placedAt
+	case st == translate.SessionRunning && !s.started.IsZero():
+		ev.Time = s.started
+	}
 	if f != nil {
 		ev.ExitCode, ev.Signal, ev.Reason = f.ExitCode, f.Signal, f.Reason
 		if !f.Ended.IsZero() {
@@ -260,6 +276,7 @@ func (x *executor) schedule() {
 			s.alloc = alloc
 			s.nodes = allocNames(alloc)
 			s.status = translate.SessionScheduled
+			s.placedAt = time.Now()
 			x.emit(s, translate.SessionScheduled, nil)
 			starts = append(starts, s)
 		case fitLater:
@@ -419,7 +436,7 @@ func (x *executor) markRunningLocked(s *session) {
 	if readJSON(filepath.Join(s.dir, fRunning), &rr) != nil {
 		return
 	}
-	s.batchPID = rr.BatchPID
+	s.batchPID, s.started = rr.BatchPID, rr.Started
 	s.status = translate.SessionRunning
 	x.emit(s, translate.SessionRunning, nil)
 }
@@ -527,6 +544,7 @@ func (x *executor) recover() error {
 		placed := readJSON(filepath.Join(dir, fLaunch), &lr) == nil
 		if placed {
 			s.nodes = allocNames(lr.Nodes)
+			s.placedAt = lr.Scheduled
 		}
 		if st := readStatus(dir); st != nil {
 			s.status, s.final = st.Status, st
@@ -540,7 +558,7 @@ func (x *executor) recover() error {
 				if alive(pid, start) {
 					var rr runningRecord
 					if readJSON(filepath.Join(dir, fRunning), &rr) == nil {
-						s.status, s.batchPID = translate.SessionRunning, rr.BatchPID
+						s.status, s.batchPID, s.started = translate.SessionRunning, rr.BatchPID, rr.Started
 					}
 					attach = append(attach, s)
 				} else if st := readStatus(dir); st != nil {
@@ -818,51 +836,80 @@ func readStatus(dir string) *statusRecord {
 	return &st
 }
 
-// placementEnv fills in what only the placement knows. Variables that
-// depend on the nodes are rewritten only when the spec's environment
-// already has them (the frontend decides which a job sees);
-// CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL and SLURM_JOB_GPUS are set
-// when the session has GPUs on its batch node (indices of the fake or
-// real devices it holds there).
+// placementEnv adds what only the placement knows. For a Slurm job (an
+// environment with SLURM_JOB_ID) that is what slurmd adds to the batch
+// script's environment: the node list and count, the batch node's name
+// (also as HOSTNAME and SLURM_TOPOLOGY_ADDR), the CPUs, TMPDIR=/tmp when
+// unset, and SLURM_TASK_PID (its value is set by the job's first process
+// itself). Any other environment is kept exactly, but for variables of
+// that list it already has, which are rewritten. Sessions holding GPUs on
+// their batch node also get CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL and
+// SLURM_JOB_GPUS (the indices of the fake or real devices).
 func placementEnv(spec translate.SessionSpec, alloc []allocNode) []string {
 	names := allocNames(alloc)
 	list := hostlist.Compress(names)
 	first := alloc[0]
-	rewrite := map[string]string{
-		"SLURM_JOB_NODELIST":      list,
-		"SLURM_NODELIST":          list,
-		"SLURMD_NODENAME":         first.Name,
-		"SLURM_TOPOLOGY_ADDR":     first.Name,
-		"HOSTNAME":                first.Name,
-		"SLURM_NNODES":            strconv.Itoa(len(alloc)),
-		"SLURM_JOB_NUM_NODES":     strconv.Itoa(len(alloc)),
-		"SLURM_JOB_CPUS_PER_NODE": cpusPerNode(alloc),
-		"SLURM_CPUS_ON_NODE":      strconv.Itoa(int(first.CPUs)),
+	type kv struct{ k, v string }
+	placed := []kv{
+		{"SLURM_JOB_NODELIST", list},
+		{"SLURM_NODELIST", list},
+		{"SLURM_JOB_NUM_NODES", strconv.Itoa(len(alloc))},
+		{"SLURM_NNODES", strconv.Itoa(len(alloc))},
+		{"SLURM_JOB_CPUS_PER_NODE", cpusPerNode(alloc)},
+		{"SLURM_CPUS_ON_NODE", strconv.Itoa(int(first.CPUs))},
+		{"SLURMD_NODENAME", first.Name},
+		{"SLURM_TOPOLOGY_ADDR", first.Name},
+		{"SLURM_TOPOLOGY_ADDR_PATTERN", "node"},
+		{"HOSTNAME", first.Name},
+		{"SLURM_TASK_PID", "0"},
+	}
+	slurmJob := false
+	have := map[string]bool{}
+	for _, e := range spec.Env {
+		k, _, _ := strings.Cut(e, "=")
+		have[k] = true
+		slurmJob = slurmJob || k == "SLURM_JOB_ID"
 	}
 	set := map[string]string{}
+	var order []string
+	add := func(k, v string) {
+		if _, ok := set[k]; !ok {
+			order = append(order, k)
+		}
+		set[k] = v
+	}
+	for _, p := range placed {
+		if slurmJob || have[p.k] {
+			if p.k == "SLURM_TASK_PID" && have[p.k] {
+				continue // the first process puts its pid there
+			}
+			add(p.k, p.v)
+		}
+	}
+	if slurmJob && !have["TMPDIR"] {
+		add("TMPDIR", "/tmp")
+	}
 	if n := min(int(spec.GPUsPerNode), len(first.GPUs)); n > 0 {
 		ids := make([]string, n)
 		for i := range ids {
 			ids[i] = strconv.Itoa(first.GPUs[i])
 		}
 		v := strings.Join(ids, ",")
-		set["CUDA_VISIBLE_DEVICES"], set["GPU_DEVICE_ORDINAL"], set["SLURM_JOB_GPUS"] = v, v, v
+		add("CUDA_VISIBLE_DEVICES", v)
+		add("GPU_DEVICE_ORDINAL", v)
+		add("SLURM_JOB_GPUS", v)
 	}
 	out := make([]string, 0, len(spec.Env)+len(set))
-	for _, kv := range spec.Env {
-		k, _, _ := strings.Cut(kv, "=")
+	for _, e := range spec.Env {
+		k, _, _ := strings.Cut(e, "=")
 		if v, ok := set[k]; ok {
 			out = append(out, k+"="+v)
 			delete(set, k)
 			continue
 		}
-		if v, ok := rewrite[k]; ok {
-			out = append(out, k+"="+v)
-			continue
-		}
-		out = append(out, kv)
+		out = append(out, e)
 	}
-	for _, k := range []string{"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "SLURM_JOB_GPUS"} {
+	for _, k := range order {
 		if v, ok := set[k]; ok {
 			out = append(out, k+"="+v)
 		}

@@ -54,10 +54,18 @@ func requireRunner(t *testing.T) {
 	nsOnce.Do(func() {
 		cmd := exec.Command("/bin/true")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
-		nsErr = cmd.Run()
+		if err := cmd.Run(); err != nil {
+			nsErr = fmt.Errorf("creating PID and mount namespaces is not permitted here: %v", err)
+			return
+		}
+		cmd = exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{65534}}}
+		if err := cmd.Run(); err != nil {
+			nsErr = fmt.Errorf("cannot start a process as uid 65534 with groups (a user namespace?): %v", err)
+		}
 	})
 	if nsErr != nil {
-		t.Skipf("creating PID and mount namespaces is not permitted here: %v", nsErr)
+		t.Skip(nsErr)
 	}
 }
 
@@ -246,12 +254,33 @@ func TestEnvironmentIsExactlyTheSpec(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testConfig(testNode("n1", 2, 1000, "")), "")
 	sp := h.spec(2, "#!/bin/sh\ntr '\\0' '\\n' < /proc/$$/environ\n")
-	sp.Env = []string{"PATH=/usr/bin:/bin", "A=1", "B=two words", "SLURM_JOB_ID=2", "EMPTY="}
+	sp.Env = []string{"PATH=/usr/bin:/bin", "A=1", "B=two words", "EMPTY=", "SLURM_NODELIST=?"}
 	id := h.create(sp)
 	h.wait(id, translate.SessionTerminated, 10*time.Second)
 	got := strings.Split(strings.TrimRight(h.output(2), "\n"), "\n")
-	if !slices.Equal(got, sp.Env) {
-		t.Fatalf("environment\n%q\nwant\n%q", got, sp.Env)
+	if want := []string{"PATH=/usr/bin:/bin", "A=1", "B=two words", "EMPTY=", "SLURM_NODELIST=n1"}; !slices.Equal(got, want) {
+		t.Fatalf("environment\n%q\nwant\n%q", got, want)
+	}
+	// A Slurm job's environment gets what slurmd adds from the placement.
+	sp = h.spec(3, "#!/bin/sh\ntr '\\0' '\\n' < /proc/$$/environ\n")
+	sp.Env = []string{"PATH=/usr/bin:/bin", "SLURM_JOB_ID=3", "SLURM_TASK_PID=0", "HOSTNAME=login1",
+		"SLURM_JOB_START_TIME=0", "SLURM_JOB_END_TIME=0"}
+	sp.TimeLimit = time.Hour
+	id = h.create(sp)
+	run := h.wait(id, translate.SessionRunning, 10*time.Second)
+	h.wait(id, translate.SessionTerminated, 10*time.Second)
+	got = strings.Split(strings.TrimRight(h.output(3), "\n"), "\n")
+	start := run.Time.Unix()
+	want := []string{"PATH=/usr/bin:/bin", "SLURM_JOB_ID=3", "SLURM_TASK_PID=?", "HOSTNAME=n1",
+		fmt.Sprintf("SLURM_JOB_START_TIME=%d", start), fmt.Sprintf("SLURM_JOB_END_TIME=%d", start+3600),
+		"SLURM_JOB_NODELIST=n1", "SLURM_NODELIST=n1", "SLURM_JOB_NUM_NODES=1", "SLURM_NNODES=1",
+		"SLURM_JOB_CPUS_PER_NODE=1", "SLURM_CPUS_ON_NODE=1", "SLURMD_NODENAME=n1", "SLURM_TOPOLOGY_ADDR=n1",
+		"SLURM_TOPOLOGY_ADDR_PATTERN=node", "TMPDIR=/tmp"}
+	if len(got) == len(want) && strings.HasPrefix(got[2], "SLURM_TASK_PID=") && got[2] != "SLURM_TASK_PID=0" {
+		want[2] = got[2]
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Slurm job environment\n%q\nwant\n%q", got, want)
 	}
 }
 
@@ -300,11 +329,22 @@ func TestPIDNamespace(t *testing.T) {
 	requireRunner(t)
 	t.Parallel()
 	h := newHarness(t, testConfig(testNode("n1", 2, 1000, "")), "")
-	sp := h.spec(5, "#!/bin/sh\necho pid=$$ task_pid=$SLURM_TASK_PID\ncat /proc/1/cmdline | tr '\\0' ' '; echo\ngrep -c ' /proc proc ' /proc/self/mounts\nls /proc | grep -c '^[0-9]'\n")
+	sp := h.spec(5, "#!/bin/sh\necho pid=$$ task_pid=$SLURM_TASK_PID\ncat /proc/1/cmdline | tr '\\0' ' '; echo\ngrep -c ' /proc proc ' /proc/self/mounts\nls /proc | grep -c '^[0-9]'\nls /proc/self/fd\n")
 	sp.Env = append(sp.Env, "SLURM_TASK_PID=unknown")
+	// A descriptor the server has without close-on-exec must not reach the job.
+	leak, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := h.create(sp)
+	h.wait(id, translate.SessionRunning, 10*time.Second)
+	syscall.Close(leak)
 	h.wait(id, translate.SessionTerminated, 10*time.Second)
-	lines := strings.Split(strings.TrimSpace(h.output(5)), "\n")
+	all := strings.Split(strings.TrimSpace(h.output(5)), "\n")
+	lines, fds := all[:min(4, len(all))], all[min(4, len(all)):]
+	if !slices.Equal(fds, []string{"0", "1", "2", "3"}) { // 3: ls reading /proc/self/fd
+		t.Fatalf("a command of the job has descriptors %q, want 0 1 2 (and its own 3)", fds)
+	}
 	// pid 1 is the shim (it reaps and signals; a script as pid 1 would
 	// ignore untrapped signals); its threads hold the next few pids, so
 	// the script is the lowest free one, and SLURM_TASK_PID says which.
@@ -516,14 +556,14 @@ func TestLaunchFailures(t *testing.T) {
 	// Output file cannot be created (slurmd: job fails to launch).
 	sp := h.spec(60, "#!/bin/sh\necho hi\n")
 	sp.StdOut = "/nonexistent-dir/out"
-	if ev := h.wait(h.create(sp), translate.SessionTerminated, 10*time.Second); ev.Reason != "failed-to-start" {
+	if ev := h.wait(h.create(sp), translate.SessionError, 10*time.Second); ev.Reason != "failed-to-start" || ev.Signal != 53 {
 		t.Fatalf("unwritable output: %+v", ev)
 	}
 	// A user cannot create a file in a root-only directory.
 	sp = h.spec(61, "#!/bin/sh\necho hi\n")
 	sp.UID, sp.GID, sp.UserName = 65534, 65534, "nobody"
 	sp.StdOut = filepath.Join(t.TempDir(), "out")
-	if ev := h.wait(h.create(sp), translate.SessionTerminated, 10*time.Second); ev.Reason != "failed-to-start" {
+	if ev := h.wait(h.create(sp), translate.SessionError, 10*time.Second); ev.Reason != "failed-to-start" {
 		t.Fatalf("output in a root-only directory: %+v", ev)
 	}
 	// No "#!": execve fails as under slurmstepd.
@@ -595,6 +635,28 @@ func TestMemoryLimitOOM(t *testing.T) {
 	}
 }
 
+func TestCPULimit(t *testing.T) {
+	requireRunner(t)
+	t.Parallel()
+	h := newHarness(t, testConfig(testNode("n1", 4, 1000, "")), "")
+	if h.e.x.cg.Version == 0 {
+		t.Skipf("cgroups not usable here (%s)", h.e.x.cg.Why)
+	}
+	spin := "timeout 1 sh -c 'while :; do :; done'"
+	id := h.create(h.spec(81, fmt.Sprintf("#!/bin/sh\n%s &\n%s &\n%s &\nwait\n", spin, spin, spin)))
+	h.wait(id, translate.SessionTerminated, 10*time.Second)
+	var st statusRecord
+	if err := readJSON(filepath.Join(h.spool, string(id), fStatus), &st); err != nil {
+		t.Fatal(err)
+	}
+	// Three busy loops for 1 s with one CPU's quota: about 1 s of CPU.
+	if cpu := st.UserCPU + st.SysCPU; cpu > 1300*time.Millisecond {
+		t.Fatalf("CPU time %v in 1 s with a 1-CPU limit", cpu)
+	} else {
+		t.Logf("3 spinners, 1 s, 1-CPU limit: %v of CPU", cpu)
+	}
+}
+
 // The server dies (here: the engine object is simply abandoned, its shim
 // left alone); a new engine on the same spool finds the job running and
 // reports its end.
@@ -615,6 +677,10 @@ func TestRestartReattaches(t *testing.T) {
 	ev := h2.wait(id, translate.SessionTerminated, 10*time.Second)
 	if got := h2.statuses(id); !slices.Equal(got, []translate.SessionStatus{translate.SessionRunning, translate.SessionTerminated}) {
 		t.Fatalf("events after restart: %v", got)
+	}
+	// The replayed RUNNING carries the real start time.
+	if r1, r2 := h1.wait(id, translate.SessionRunning, 0), h2.wait(id, translate.SessionRunning, 0); !r1.Time.Equal(r2.Time) {
+		t.Fatalf("start time %v before the restart, %v after", r1.Time, r2.Time)
 	}
 	if ev.ExitCode != 0 || ev.Reason != "task-finished" || h1.output(90) != "start\ndone\n" {
 		t.Fatalf("end %+v output %q", ev, h1.output(90))

@@ -28,9 +28,12 @@
 // just that directory inside the job's mount namespace), and starts it as
 // the user's uid, gid and groups, setsid, in WorkDir (as slurmstepd: if
 // the user cannot enter it, "couldn't chdir ... going to /tmp instead"),
-// with exactly the session's environment (plus the placement: GPUs, and
-// node names for the variables the spec already has), stdin from StdIn
-// or /dev/null, and Argv[1:] as arguments. A script without "#!" fails
+// with exactly the session's environment plus what only the placement
+// knows (for a Slurm job's environment, one with SLURM_JOB_ID, what
+// slurmd adds: node list and count, SLURMD_NODENAME, HOSTNAME, CPUs on
+// the node, topology address, TMPDIR=/tmp when unset, SLURM_TASK_PID; and
+// the GPU variables when it holds GPUs), stdin from StdIn or /dev/null,
+// and Argv[1:] as arguments. A script without "#!" fails
 // as execve does under slurmstepd (exit code 8, "Exec format error" on
 // stderr). The shim stays pid 1 of the namespace, to reap, to signal, and
 // so that untrapped signals act on the script as they do on Slurm (a pid
@@ -48,7 +51,18 @@
 // delegated to the server's cgroup, else with the cgroup v1 memory and cpu
 // hierarchies; an OOM kill gives reason "oom-killed". When neither is
 // usable the engine says so in its log at start and memory and CPU limits
-// are NOT enforced (time limits still are).
+// are NOT enforced (time limits still are). The CPU limit is a quota, not
+// a cpuset: nproc in a job still shows every CPU of the host (configured
+// nodes may have more CPUs than the host). The cgroup v1 path was tested
+// on a hybrid host; the v2 path (memory.max, cpu.max, memory.events, and
+// moving the server into a leaf cgroup when its own cgroup must delegate)
+// could only be tested there up to the delegation check.
+//
+// Signals: DestroySession is scancel (stderr "*** JOB n ON node CANCELLED
+// AT t ***", SIGCONT+SIGTERM to all, SIGKILL after KillWait; forced:
+// SIGKILL at once); SignalSession reaches every process of the job or
+// the batch shell only; --signal without B: goes to every process (Slurm
+// sends it to job steps only, which the frontend does not have).
 //
 // Durability (exec.go): every session is a directory of write-once files
 // in the spool (see the file list there). The job survives the server's
@@ -127,6 +141,9 @@ func New(cfg *conf.Config, opts ...Option) *Engine {
 	o := &options{shim: []string{"/proc/self/exe", "shim"}, retention: 7 * 24 * time.Hour}
 	for _, f := range opts {
 		f(o)
+	}
+	if len(o.shim) == 0 {
+		o.shim = []string{"/proc/self/exe", "shim"}
 	}
 	if o.log == nil {
 		o.log = log.New(io.Discard, "", 0)

@@ -182,3 +182,18 @@ func readClaim(path string) (pid int, start uint64, ok bool) {
 	}
 	return p, s, true
 }
+
+// cloexecFrom marks every open descriptor from lowest up close-on-exec,
+// so that no child gets what this process inherited or opened without
+// it (a job starts with stdin, stdout and stderr only, as under slurmd).
+func cloexecFrom(lowest int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= lowest {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

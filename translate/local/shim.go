@@ -134,6 +134,14 @@ func runShim(dir string) error {
 	return sh.run()
 }
 
+// launchFailure is the end of a job slurmstepd could not launch (its
+// output file cannot be created, ...): ERROR "failed-to-start", and the
+// signal 53 slurmd reports for it ("task 0 died by signal: 53": FAILED,
+// JobLaunchFailure, ExitCode 0:53 in scontrol).
+func launchFailure(msg string) *statusRecord {
+	return &statusRecord{Status: translate.SessionError, Reason: "failed-to-start", Signal: 53, Message: msg}
+}
+
 // checkDestroy reads the engine's destroy request, if any.
 func (sh *shim) checkDestroy() {
 	b, err := os.ReadFile(sh.p(fDestroy))
@@ -190,6 +198,11 @@ func (sh *shim) run() error {
 		}
 	}
 	sh.cred = cred{uid: spec.UID, gid: spec.GID, groups: jobGroups(spec)}
+	for _, f := range []*string{&spec.StdIn, &spec.StdOut, &spec.StdErr} {
+		if *f != "" && !filepath.IsAbs(*f) {
+			*f = filepath.Join(orDefault(spec.WorkDir, "/"), *f) // as slurmstepd resolves them
+		}
+	}
 
 	// Standard streams, opened as the user.
 	var stdin, stdout, stderr *os.File
@@ -219,8 +232,12 @@ func (sh *shim) run() error {
 	if err != nil {
 		// slurmstepd: "Could not open stdout file ...", the job fails to
 		// launch (FAILED, JobLaunchFailure).
-		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "failed-to-start",
-			Message: fmt.Sprintf("Could not open %s file %s: %s", what, path, strerror(err))})
+		msg := fmt.Sprintf("Could not open %s file %s: %s", what, path, strerror(err))
+		var ie *identityError
+		if errors.As(err, &ie) {
+			msg = err.Error()
+		}
+		return sh.end(launchFailure(msg))
 	}
 	sh.errw = stderr
 
@@ -234,17 +251,12 @@ func (sh *shim) run() error {
 	}
 	env := append([]string(nil), sh.lr.Env...)
 	env = sh.tmpdir(env)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "SLURM_TASK_PID=") {
-			env[i] = "SLURM_TASK_PID=2" // the first process forked in the namespace
-		}
-	}
 
 	// The script, where slurmd keeps it.
 	scriptDir := sh.p(filepath.Base(sh.lr.ScriptDir))
 	script := filepath.Join(sh.lr.ScriptDir, "slurm_script")
 	if err := sh.writeScript(scriptDir); err != nil {
-		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "failed-to-start", Message: "script: " + err.Error()})
+		return sh.end(launchFailure("script: " + err.Error()))
 	}
 	if err := exposeForUser(sh.lr.ScriptDir, sh.cred); err != nil {
 		sh.log.Printf("exposing %s to uid %d: %v", sh.lr.ScriptDir, spec.UID, err)
@@ -265,25 +277,42 @@ func (sh *shim) run() error {
 	// The job's first process is this binary as "shim exec" (the
 	// credentials, directory, environment and stdio are the job's from
 	// the fork on); it learns its pid, puts it in SLURM_TASK_PID, and
-	// execs the script in place.
+	// execs the script in place. If the user may not execute this binary,
+	// the script is executed directly (SLURM_TASK_PID left as given).
 	self := os.Args[:max(len(os.Args)-2, 1)] // how we were called, without "run DIR"
 	argv := append(append(append([]string{}, self...), "exec", sh.lr.Node, script), argvTail(spec.Argv)...)
-	argv[0] = "slurmstepd"
+	exe := "/proc/self/exe"
+	direct := !executable(exe, sh.cred)
+	if direct {
+		sh.log.Printf("uid %d may not execute this binary: running the script directly", spec.UID)
+		exe, argv = script, append([]string{script}, argvTail(spec.Argv)...)
+	}
 	cmd := &exec.Cmd{
-		Path: "/proc/self/exe", Args: argv, Env: env, Dir: wd,
+		Path: exe, Args: argv, Env: env, Dir: wd,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{
 			Setsid:     true,
 			Credential: &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: sh.cred.groups},
 		},
 	}
+	// Times only the start knows, for the variables the job has.
+	now := time.Now()
+	for i, kv := range cmd.Env {
+		switch {
+		case strings.HasPrefix(kv, "SLURM_JOB_START_TIME="):
+			cmd.Env[i] = "SLURM_JOB_START_TIME=" + strconv.FormatInt(now.Unix(), 10)
+		case strings.HasPrefix(kv, "SLURM_JOB_END_TIME=") && sh.timeLimit() > 0:
+			cmd.Env[i] = "SLURM_JOB_END_TIME=" + strconv.FormatInt(now.Add(sh.timeLimit()).Unix(), 10)
+		}
+	}
+	cloexecFrom(3) // the job gets 0, 1 and 2 only
 	if sh.cg != nil {
 		if err := sh.cg.enter(); err != nil {
 			sh.log.Printf("cgroup enter: %v (limits not enforced for this job)", err)
 		}
 	}
-	// The Go runtime's threads take pid numbers in the namespace too:
-	// rewind the counter so that the script is (nearly always) pid 2.
+	// Rewind the namespace's pid counter: the script gets the lowest pid
+	// the shim's threads left free.
 	_ = os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte("1"), 0)
 	syscall.Umask(umask)
 	err = cmd.Start()
@@ -293,7 +322,11 @@ func (sh *shim) run() error {
 			sh.log.Printf("cgroup leave: %v", err)
 		}
 	}
-	started := time.Now()
+	started := now
+	var en syscall.Errno
+	if err != nil && (!direct || !errors.As(err, &en)) {
+		return sh.end(launchFailure("starting the job's process: " + err.Error()))
+	}
 	batch := 0
 	if err == nil {
 		batch = cmd.Process.Pid
@@ -305,8 +338,14 @@ func (sh *shim) run() error {
 		_, _ = sh.notify.Write([]byte("R\n"))
 	}
 	if err != nil {
-		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "failed-to-start",
-			Message: "starting the job's process: " + err.Error(), Started: started})
+		// execve of the script failed: what slurmstepd's child does.
+		if b := readHead(filepath.Join(scriptDir, "slurm_script")); en == syscall.ENOENT && strings.HasPrefix(b, "#!") {
+			sh.stepd("execve(): bad interpreter(%s): %s", strings.TrimPrefix(b, "#!"), strerror(en))
+		} else {
+			sh.stepd("execve(): %s: %s", script, strerror(en))
+		}
+		return sh.end(&statusRecord{Status: translate.SessionTerminated, Reason: "task-finished",
+			ExitCode: int(en), Started: started, Ended: time.Now()})
 	}
 	sh.log.Printf("job %d: script started (pid %d in the namespace) as uid %d", spec.JobID, batch, spec.UID)
 	return sh.end(sh.supervise(batch, started))
@@ -343,12 +382,7 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 	if killWait <= 0 {
 		killWait = 30 * time.Second
 	}
-	limit := spec.TimeLimit
-	if b, err := os.ReadFile(sh.p(fTimeLimit)); err == nil {
-		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
-			limit = time.Duration(v)
-		}
-	}
+	limit := sh.timeLimit()
 	var (
 		timedOut, warned bool
 		killAt           time.Time
@@ -401,12 +435,8 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 					cancel()
 				}
 			case syscall.SIGHUP:
-				if b, err := os.ReadFile(sh.p(fTimeLimit)); err == nil {
-					if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
-						limit = time.Duration(v)
-						sh.log.Printf("time limit now %v", limit)
-					}
-				}
+				limit = sh.timeLimit()
+				sh.log.Printf("time limit now %v", limit)
 			}
 		case r, ok := <-waitc:
 			if !ok {
@@ -486,6 +516,17 @@ drain:
 		st.Reason = "task-finished"
 	}
 	return st
+}
+
+// timeLimit is the session's time limit: UpdateTimeLimit's, else the
+// spec's (0 = none).
+func (sh *shim) timeLimit() time.Duration {
+	if b, err := os.ReadFile(sh.p(fTimeLimit)); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			return time.Duration(v)
+		}
+	}
+	return sh.lr.Spec.TimeLimit
 }
 
 // drainSignals handles signals that came before the script started.
@@ -600,6 +641,28 @@ func exposeForUser(dir string, c cred) error {
 		_ = os.Chmod(cur, 0o711)
 	}
 	return syscall.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), dir, "", syscall.MS_BIND, "")
+}
+
+// executable reports whether the user may execute the file (mode bits).
+func executable(path string, c cred) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	switch {
+	case c.uid == 0:
+		return st.Mode&0o111 != 0
+	case st.Uid == c.uid:
+		return st.Mode&0o100 != 0
+	case st.Gid == c.gid || containsGID(c.groups, st.Gid):
+		return st.Mode&0o010 != 0
+	default:
+		return st.Mode&0o001 != 0
+	}
 }
 
 const oPath = 0x200000 // O_PATH (Linux, all architectures Go supports but alpha/parisc/sparc)

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"fmt"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -24,13 +25,25 @@ func asUser(c cred, fn func() error) error {
 		runtime.LockOSThread()
 		// No UnlockOSThread: the thread dies with this goroutine.
 		if err := threadSetIDs(c); err != nil {
-			errc <- err
+			errc <- &identityError{c, err}
 			return
 		}
 		errc <- fn()
 	}()
 	return <-errc
 }
+
+// identityError: the thread could not take the user's identity.
+type identityError struct {
+	c   cred
+	err error
+}
+
+func (e *identityError) Error() string {
+	return fmt.Sprintf("cannot act as uid %d gid %d groups %v: %v", e.c.uid, e.c.gid, e.c.groups, e.err)
+}
+
+func (e *identityError) Unwrap() error { return e.err }
 
 func threadSetIDs(c cred) error {
 	gs := c.groups
