@@ -125,8 +125,10 @@ func depTerm(jobs []*jobEntry, j *state.Job, d dependency, now int64) (sat, neve
 		}
 	}
 	if len(targets) == 0 {
-		// A job that left the system long ago counts as done.
-		return d.kind == "afterany" || d.kind == "after", d.kind != "afterany" && d.kind != "after"
+		// A job the controller no longer knows (purged, or never existed
+		// for a 22.05 client, which may name one) does not hold anyone
+		// back, as in slurmctld.
+		return true, false
 	}
 	sat = true
 	for _, o := range targets {

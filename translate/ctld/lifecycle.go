@@ -473,6 +473,10 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 		case ev.Reason == "task-timeout":
 			j.State, j.Reason = codec.JOB_TIMEOUT, codec.FAIL_TIMEOUT
 			c.counters.failed.Add(1)
+		case ev.Reason == "agent-termination":
+			// The node (agent) went away with the job.
+			j.State, j.Reason = codec.JOB_NODE_FAIL, codec.FAIL_DOWN_NODE
+			c.counters.failed.Add(1)
 		case ev.Reason == "oom-killed":
 			j.State = codec.JOB_OOM
 			c.counters.failed.Add(1)

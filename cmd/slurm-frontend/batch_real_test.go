@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBatchReal runs the batch scenarios of batch_test.go against a REAL
+// slurmctld + slurmd (node n1) of each release, to check that what they
+// expect is what real Slurm does. It is not part of the normal run (it
+// takes ~2 minutes and needs the real daemons): set
+// SLURM_FRONTEND_BATCH_REAL=1.
+//
+// The real cluster is the reference cluster with KillWait=3 (as ours) and
+// DefMemPerNode=100: without a default, CR_Core_Memory gives a job with
+// no --mem the whole node's memory, and jobs on n1 (the only node with a
+// slurmd) would run one at a time.
+func TestBatchReal(t *testing.T) {
+	if os.Getenv("SLURM_FRONTEND_BATCH_REAL") == "" {
+		t.Skip("set SLURM_FRONTEND_BATCH_REAL=1 to run the batch scenarios against real Slurm")
+	}
+	scenarios := []struct {
+		name string
+		fn   func(*testing.T, *bside)
+	}{
+		{"script", batchScript}, {"wait", batchWait}, {"array", batchArray}, {"dependency", batchDependency},
+		{"beginhold", batchBeginHold}, {"cancel", batchCancel}, {"timelimit", func(t *testing.T, s *bside) { batchTimeLimit(t, s)(t) }},
+		{"memplacement", func(t *testing.T, s *bside) { batchMemoryPlacement(t, s, "--mem=0") }},
+	}
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			rs := startRealSlurm(t, rel)
+			for _, sc := range scenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					t.Parallel()
+					dir := workDir(t, "rbatch-")
+					sc.fn(t, &bside{name: "real slurmctld " + rel, rel: rel, r: rs.as(t).in(dir), dir: dir, real: true, logs: rs.Logs})
+				})
+			}
+		})
+	}
+}
+
+// realSlurm is a real slurmctld plus a real slurmd for node n1.
+type realSlurm struct {
+	rel, dir, conf string
+	port           int
+}
+
+func (r *realSlurm) Logs() string {
+	b, _ := os.ReadFile(filepath.Join(r.dir, "slurmctld.log"))
+	return string(b)
+}
+
+func (r *realSlurm) as(t testing.TB) runner {
+	return runner{t: t, conf: r.conf, dir: r.dir, logs: r.Logs}
+}
+
+func startRealSlurm(t *testing.T, rel string) *realSlurm {
+	t.Helper()
+	needRealCtld(t)
+	root := map[string]string{"22.05": "/", "24.11": "/opt/slurm-roots/trixie", "26.05": "/opt/slurm-roots/sid"}[rel]
+	if _, err := os.Stat(filepath.Join(root, "usr/sbin/slurmd")); err != nil {
+		t.Skipf("no slurmd %s: %v", rel, err)
+	}
+	dir, err := os.MkdirTemp(sharedDir, "realbatch-"+rel+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o1777)
+	var port int
+	for i := 0; ; i++ {
+		port = freePort(t)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
+			l.Close()
+			break
+		}
+		if i > 20 {
+			t.Fatal("no two consecutive free ports")
+		}
+	}
+	rs := &realSlurm{rel: rel, dir: dir, port: port, conf: filepath.Join(dir, "slurm.conf")}
+	tool := filepath.Join(repoRoot(t), "tools/real-slurmctld.sh")
+	var slurmd *exec.Cmd
+	slurmdDone := make(chan struct{})
+	t.Cleanup(func() {
+		for _, u := range []string{"root", "slurm"} {
+			runClient(t, rel, rs.conf, dir, nil, "scancel", "-u", u)
+		}
+		time.Sleep(2 * time.Second)
+		if slurmd != nil {
+			slurmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-slurmdDone:
+			case <-time.After(10 * time.Second):
+				slurmd.Process.Kill()
+				<-slurmdDone
+			}
+		}
+		if out, err := exec.Command("bash", tool, "stop", dir).CombinedOutput(); err != nil {
+			t.Errorf("stopping real slurmctld %s: %v\n%s", rel, err, out)
+		}
+		if !t.Failed() || os.Getenv("SLURM_FRONTEND_KEEP") == "" {
+			os.RemoveAll(dir)
+		}
+	})
+	if out, err := exec.Command("bash", tool, "conf", dir, fmt.Sprint(port), "refcluster").CombinedOutput(); err != nil {
+		t.Fatalf("real-slurmctld.sh conf: %v\n%s", err, out)
+	}
+	cf, err := os.OpenFile(rs.conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(cf, "KillWait=3\nDefMemPerNode=100\n")
+	cf.Close()
+	if rel == "22.05" {
+		// 22.05's slurmd does not know CgroupPlugin=disabled and needs no cgroup.conf.
+		os.Remove(filepath.Join(dir, "cgroup.conf"))
+	}
+	os.MkdirAll(filepath.Join(dir, "spool", "slurmd.n1"), 0o755)
+	if out, err := exec.Command("bash", tool, "start", rel, dir, fmt.Sprint(port)).CombinedOutput(); err != nil {
+		t.Fatalf("real-slurmctld.sh start: %v\n%s", err, out)
+	}
+	daemon := []string{"env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
+		"/usr/sbin/slurmd", "-D", "-N", "n1", "-f", rs.conf}
+	if root == "/" {
+		// As real-slurmctld.sh does for slurmctld: host name lookups from files only.
+		slurmd = exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c",
+			`mount --bind "$0" /etc/nsswitch.conf && exec "$@"`, filepath.Join(dir, "nsswitch.conf")}, daemon...)...)
+	} else {
+		slurmd = exec.Command("chroot", append([]string{root}, daemon...)...)
+	}
+	logf, err := os.Create(filepath.Join(dir, "slurmd.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slurmd.Stdout, slurmd.Stderr = logf, logf
+	slurmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := slurmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { slurmd.Wait(); logf.Close(); close(slurmdDone) }()
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		out, _, _ := runClient(t, rel, rs.conf, dir, nil, "sinfo", "-h", "-N", "-n", "n1", "-p", "cpu", "-o", "%t")
+		if strings.TrimSpace(out) == "idle" {
+			break
+		}
+		if time.Now().After(end) {
+			b, _ := os.ReadFile(filepath.Join(dir, "slurmd.stdout"))
+			t.Fatalf("real slurmd %s: n1 is %q after 30 s\n%s", rel, out, b)
+		}
+	}
+	return rs
+}
