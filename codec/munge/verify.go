@@ -154,10 +154,15 @@ const (
 )
 
 type replayShard struct {
-	mu        sync.Mutex
-	m         map[replayKey]struct{}
-	nextPurge int64
-	_         [64]byte // keep shards' mutexes on separate cache lines
+	mu sync.Mutex
+	m  map[replayKey]struct{}
+	// q holds the keys in insertion order (a ring from head). Credentials
+	// of one site share a ttl, so insertion order is expiry order:
+	// expired entries leave from the head in O(1), never by scanning.
+	q       []replayKey
+	head, n int
+	evicted uint64   // live entries dropped early because the shard was full
+	_       [64]byte // keep shards' mutexes on separate cache lines
 }
 
 type replayCache struct {
@@ -166,50 +171,82 @@ type replayCache struct {
 }
 
 func newReplayCache(capacity int) *replayCache {
-	rc := &replayCache{perShard: (capacity + replayShards - 1) / replayShards}
+	rc := &replayCache{perShard: max((capacity+replayShards-1)/replayShards, 1)}
 	for i := range rc.shards {
 		rc.shards[i].m = make(map[replayKey]struct{})
 	}
 	return rc
 }
 
-// insert records k; ErrReplayed if it is already there, ErrCacheFull if
-// the shard is full of live entries. Expired entries (exp < now) are
-// purged once a minute per shard, or at once when the shard is full.
+// insert records k, or reports ErrReplayed if it is already there. A full
+// shard drops its oldest entry (the one closest to expiring) rather than
+// refuse service: replay detection then covers a shorter window, which
+// Evicted counts, but a storm of valid requests is never turned away.
 func (rc *replayCache) insert(k replayKey, now int64) error {
 	// The MAC is unpredictable without the key, so its first byte spreads
 	// credentials evenly.
 	s := &rc.shards[int(k.mac[0])%replayShards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if now >= s.nextPurge {
-		s.purge(now)
-	}
+	s.expire(now)
 	if _, ok := s.m[k]; ok {
 		return ErrReplayed
 	}
-	if len(s.m) >= rc.perShard {
-		s.purge(now)
-		if len(s.m) >= rc.perShard {
-			return ErrCacheFull
-		}
+	if s.n >= rc.perShard {
+		s.pop()
+		s.evicted++
 	}
+	s.push(k)
 	s.m[k] = struct{}{}
 	return nil
 }
 
-func (s *replayShard) purge(now int64) {
-	for k := range s.m {
-		if k.exp < now {
-			delete(s.m, k)
-		}
+// expire drops entries from the head while they have expired.
+func (s *replayShard) expire(now int64) {
+	for s.n > 0 && s.q[s.head].exp < now {
+		s.pop()
 	}
-	s.nextPurge = now + replayPurgeSecs
+}
+
+func (s *replayShard) pop() {
+	delete(s.m, s.q[s.head])
+	s.head = (s.head + 1) % len(s.q)
+	s.n--
+}
+
+func (s *replayShard) push(k replayKey) {
+	if s.n == len(s.q) {
+		// Grow the ring, unrolling it so head is 0.
+		nq := make([]replayKey, max(2*len(s.q), 64))
+		for i := 0; i < s.n; i++ {
+			nq[i] = s.q[(s.head+i)%len(s.q)]
+		}
+		s.q, s.head = nq, 0
+	}
+	s.q[(s.head+s.n)%len(s.q)] = k
+	s.n++
+}
+
+// Evicted reports how many unexpired credentials were forgotten early
+// because the cache was full (0 unless the site outruns its capacity).
+func (v *Verifier) Evicted() uint64 {
+	if v.replay == nil {
+		return 0
+	}
+	var n uint64
+	for i := range v.replay.shards {
+		s := &v.replay.shards[i]
+		s.mu.Lock()
+		n += s.evicted
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // reset empties the cache, keeping the maps' capacity (tests).
 func (rc *replayCache) reset() {
 	for i := range rc.shards {
 		clear(rc.shards[i].m)
+		rc.shards[i].head, rc.shards[i].n = 0, 0
 	}
 }

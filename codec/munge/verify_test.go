@@ -165,31 +165,38 @@ func TestReplayExpiryAndCapacity(t *testing.T) {
 	k := testKey(t)
 	now := int64(t0)
 	v := NewVerifier(k, WithClock(func() time.Time { return time.Unix(now, 0) }), WithIdentity(0, 0), WithReplayCapacity(replayShards))
-	// One entry per shard: fill until some shard refuses.
+	// One entry per shard: a full cache keeps serving, forgetting its
+	// oldest entries instead of refusing valid credentials.
 	c := baseCred()
 	c.TTL = 10
 	var got Cred
-	full := 0
-	for i := 0; i < 2000 && full == 0; i++ {
-		switch err := v.Verify(mustEncode(t, k, c), &got); err {
-		case nil:
-		case ErrCacheFull:
-			full++
-			if ReasonOf(err) != ReasonNoMemory {
-				t.Fatal("reason")
-			}
-		default:
-			t.Fatal(err)
+	var first []byte
+	for i := 0; i < 2000; i++ {
+		cred := mustEncode(t, k, c)
+		if first == nil {
+			first = cred
+		}
+		if err := v.Verify(cred, &got); err != nil {
+			t.Fatalf("credential %d refused: %v", i, err)
 		}
 	}
-	if full == 0 {
-		t.Fatal("cache never filled")
+	if v.Evicted() == 0 {
+		t.Fatal("a cache of 64 entries took 2000 credentials without evicting")
 	}
-	// Once the entries expire they are purged and room comes back.
+	// The newest credential is still remembered.
+	last := mustEncode(t, k, c)
+	if err := v.Verify(last, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(last, &got); err != ErrReplayed {
+		t.Fatalf("replay of the newest credential: %v", err)
+	}
+	// Once the entries expire they leave without scanning and room comes back.
 	now += 11
 	c.EncodeTime = uint32(now)
+	ev := v.Evicted()
 	for i := 0; i < 50; i++ {
-		if err := v.Verify(mustEncode(t, k, c), &got); err != nil && err != ErrCacheFull {
+		if err := v.Verify(mustEncode(t, k, c), &got); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,7 +205,10 @@ func TestReplayExpiryAndCapacity(t *testing.T) {
 		n += len(v.replay.shards[i].m)
 	}
 	if n == 0 || n > replayShards {
-		t.Fatalf("%d entries after purge", n)
+		t.Fatalf("%d entries after expiry", n)
+	}
+	if v.Evicted() != ev && n < 50 && n == replayShards {
+		t.Fatalf("expired entries were evicted instead of expiring")
 	}
 }
 
