@@ -122,6 +122,7 @@ type SessionSpec struct {
 	Nodes        uint32 // cluster size
 	CPUsPerNode  uint32
 	MemPerNodeMB uint64
+	AllMemory    bool // all of each node's memory (Slurm's --mem=0, or no --mem without DefMemPer*)
 	GPUsPerNode  uint32
 	ReqNodes     []string // designated agents
 	ExcNodes     []string

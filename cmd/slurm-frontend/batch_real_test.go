@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -76,14 +77,24 @@ func startRealSlurm(t *testing.T, rel string) *realSlurm {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o1777)
+	// SlurmctldPort and SlurmdPort (= port+1), below the kernel's
+	// ephemeral range (as startRealCtld: busy tests churn through it and
+	// slurmctld's bind of 0.0.0.0:port then fails).
 	var port int
 	for i := 0; ; i++ {
-		port = freePort(t)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
-			l.Close()
+		port = 20000 + rand.IntN(12000)
+		l1, err1 := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		l2, err2 := net.Listen("tcp", fmt.Sprintf(":%d", port+1))
+		if l1 != nil {
+			l1.Close()
+		}
+		if l2 != nil {
+			l2.Close()
+		}
+		if err1 == nil && err2 == nil {
 			break
 		}
-		if i > 20 {
+		if i > 200 {
 			t.Fatal("no two consecutive free ports")
 		}
 	}

@@ -358,6 +358,17 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		}
 		spec.StdOut = expandPath(pat, j)
 	}
+	if mem == 0 && c.opt.Conf.Get("DefMemPerNode", "") == "" && c.opt.Conf.Get("DefMemPerCPU", "") == "" {
+		// No --mem and no default: slurmctld gives the job every node's
+		// whole memory (CR_Core_Memory), so it shares no node.
+		spec.AllMemory = true
+	} else if mem == 0 {
+		if v, err := strconv.ParseUint(c.opt.Conf.Get("DefMemPerNode", "0"), 10, 64); err == nil && v > 0 {
+			spec.MemPerNodeMB = v
+		} else if v, err := strconv.ParseUint(c.opt.Conf.Get("DefMemPerCPU", "0"), 10, 64); err == nil {
+			spec.MemPerNodeMB = v * uint64(cpusPerNode)
+		}
+	}
 	if j.TimeLimit != codec.Infinite && j.TimeLimit != codec.NoVal {
 		spec.TimeLimit = time.Duration(j.TimeLimit) * time.Minute
 	}

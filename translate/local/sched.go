@@ -228,6 +228,10 @@ func (p *placer) place(spec *translate.SessionSpec, blocked map[string]bool) ([]
 		if spec.Exclusive {
 			return n.jobs == 0
 		}
+		if spec.AllMemory {
+			// The whole node's memory: no other job may hold any.
+			return n.cpus-min(n.cpus, n.usedCPU) >= cpu && n.usedMem == 0 && n.freeGPUs() >= gpu
+		}
 		return n.cpus-min(n.cpus, n.usedCPU) >= cpu && n.memMB-min(n.memMB, n.usedMem) >= mem && n.freeGPUs() >= gpu
 	}
 	var chosen []*nodeSlot
@@ -251,6 +255,9 @@ func (p *placer) place(spec *translate.SessionSpec, blocked map[string]bool) ([]
 	alloc := make([]allocNode, len(chosen))
 	for i, n := range chosen {
 		a := allocNode{Name: n.name, CPUs: cpu, MemMB: mem}
+		if spec.AllMemory {
+			a.MemMB = n.memMB
+		}
 		want := gpu
 		if spec.Exclusive {
 			a.CPUs, a.MemMB, a.Exclusive, want = n.cpus, n.memMB, true, n.gpus
