@@ -5,13 +5,18 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/lablup/slurm-frontend/bpf"
 	"github.com/lablup/slurm-frontend/codec"
 )
 
@@ -64,6 +69,9 @@ type Server struct {
 	conns   map[gnet.Conn]*connState
 	open    atomic.Int64
 	stopped atomic.Bool
+	acct    bpf.Accounting // per-source-host connection load (eBPF, or userspace)
+	user    *bpf.Userspace // set when acct is the userspace fallback
+	lastLog time.Time
 }
 
 type connState struct {
@@ -131,16 +139,81 @@ func (s *Server) Run() error {
 // Stop shuts the listener down.
 func (s *Server) Stop(ctx context.Context) error {
 	s.stopped.Store(true)
-	return s.eng.Stop(ctx)
+	if top := s.TopSources(5); len(top) > 0 {
+		s.logf("connection load since start, top sources: %s", strings.Join(top, "; "))
+	}
+	err := s.eng.Stop(ctx)
+	if s.acct != nil {
+		s.acct.Close()
+	}
+	return err
 }
 
 func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
 	s.eng = eng
+	s.startAccounting()
 	s.ready <- nil
 	return gnet.None
 }
 
+// startAccounting attaches the eBPF connection-load program to the
+// listener (accepted connections inherit it), or falls back to counting
+// in OnOpen.
+func (s *Server) startAccounting() {
+	acct, err := bpf.New()
+	s.acct = acct
+	if u, ok := acct.(*bpf.Userspace); ok {
+		s.user = u
+		s.logf("connection accounting in userspace: %v", err)
+		return
+	}
+	fd, err := s.eng.Dup()
+	if err != nil {
+		s.logf("connection accounting: %v", err)
+		return
+	}
+	defer syscall.Close(fd)
+	if err := acct.Attach(fd); err != nil {
+		s.logf("connection accounting: %v; counting in userspace", err)
+		acct.Close()
+		s.user = bpf.NewUserspace()
+		s.acct = s.user
+		return
+	}
+	s.logf("connection accounting: eBPF on the listener")
+}
+
+// TopSources returns the busiest source hosts by bytes sent to us.
+func (s *Server) TopSources(n int) []string {
+	if s.acct == nil {
+		return nil
+	}
+	snap, err := s.acct.Snapshot()
+	if err != nil {
+		return nil
+	}
+	type row struct {
+		a netip.Addr
+		c bpf.Counters
+	}
+	var rows []row
+	for a, c := range snap {
+		rows = append(rows, row{a, c})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].c.Bytes > rows[j].c.Bytes })
+	var out []string
+	for i := 0; i < len(rows) && i < n; i++ {
+		out = append(out, fmt.Sprintf("%s %d packets %d bytes", rows[i].a, rows[i].c.Packets, rows[i].c.Bytes))
+	}
+	return out
+}
+
 func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if s.user != nil {
+		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+			s.user.Conn(ap.Addr())
+		}
+	}
 	st := &connState{opened: time.Now()}
 	c.SetContext(st)
 	s.mu.Lock()
@@ -176,6 +249,14 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.mu.Unlock()
 	for _, c := range victims {
 		_ = c.Close()
+	}
+	if now.Sub(s.lastLog) > 5*time.Minute {
+		if s.lastLog.IsZero() {
+			s.lastLog = now
+		} else if top := s.TopSources(3); len(top) > 0 {
+			s.lastLog = now
+			s.logf("connection load, top sources: %s", strings.Join(top, "; "))
+		}
 	}
 	return 500 * time.Millisecond, gnet.None
 }

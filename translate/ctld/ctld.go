@@ -87,6 +87,7 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 		c.jobs = append(c.jobs, e)
 		c.jobIndex[j.ID] = e
 	}
+	c.purgeFinished(time.Now().Unix())
 	c.rebuild(time.Now().Unix())
 	return c, nil
 }

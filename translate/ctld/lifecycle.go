@@ -197,6 +197,9 @@ func (c *Controller) dispatch(ctx context.Context) {
 		}
 		todo = append(todo, work{e, codec.NoVal})
 	}
+	if c.purgeFinished(now) {
+		changed = true
+	}
 	if changed {
 		c.rebuild(now)
 	}
@@ -528,4 +531,33 @@ func compressNodes(nodes []string) string {
 		return ""
 	}
 	return hostlistCompress(nodes)
+}
+
+// purgeFinished drops jobs that ended more than MinJobAge ago from the
+// controller's view, as slurmctld does (their records stay in the store
+// for accounting). It reports whether any went.
+func (c *Controller) purgeFinished(now int64) bool {
+	age := int64(300)
+	if v, err := strconv.ParseInt(c.opt.Conf.Get("MinJobAge", "300"), 10, 64); err == nil {
+		age = v
+	}
+	if age <= 0 {
+		return false // MinJobAge=0 keeps jobs, as slurmctld
+	}
+	kept := c.jobs[:0]
+	dropped := false
+	for _, e := range c.jobs {
+		j := e.job
+		if codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING == 0 && j.EndTime > 0 && now-j.EndTime > age {
+			delete(c.jobIndex, j.ID)
+			dropped = true
+			continue
+		}
+		kept = append(kept, e)
+	}
+	for i := len(kept); i < len(c.jobs); i++ {
+		c.jobs[i] = nil
+	}
+	c.jobs = kept
+	return dropped
 }

@@ -184,6 +184,9 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		// No working MailProg: refuse rather than silently send nothing.
 		return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--mail-type needs a MailProg, and none is configured")
 	}
+	if err := c.refuseUnsupported(d); err != nil {
+		return nil, nil, err
+	}
 	if d.Container != "" && c.opt.Backend.Name() == "local" {
 		return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container is not supported by the embedded engine (it runs on Backend.AI)")
 	}
@@ -223,6 +226,52 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	j.TresReqStr = tresString(j, c.nodeMemMB(part))
 	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
 	return j, sc, nil
+}
+
+// refuseUnsupported refuses the job_desc fields the frontend cannot
+// honour, with the error slurmctld gives when the cluster lacks the
+// feature (see the table in doc.go).
+func (c *Controller) refuseUnsupported(d *codec.JobDesc) error {
+	switch {
+	case d.Reservation != "":
+		return codec.Errorf(codec.ESLURM_RESERVATION_INVALID, "no reservations")
+	case d.Licenses != "":
+		return codec.Errorf(codec.ESLURM_INVALID_LICENSES, "no licenses configured")
+	case d.BurstBuffer != "":
+		return codec.Errorf(codec.ESLURM_INVALID_BURST_BUFFER_REQUEST, "no burst buffers")
+	case d.Features != "" && !c.featuresKnown(d.Features):
+		return codec.Errorf(codec.ESLURM_INVALID_FEATURE, "unknown feature %q", d.Features)
+	case d.Clusters != "":
+		return userErr(codec.ESLURM_NOT_SUPPORTED, "-M/--clusters: this controller serves one cluster")
+	case d.Reboot == 1:
+		return userErr(codec.ESLURM_NOT_SUPPORTED, "--reboot: nodes are Backend.AI agents and are not rebooted for jobs")
+	case d.CoreSpec != codec.NoVal16 && d.CoreSpec != 0:
+		return userErr(codec.ESLURM_NOT_SUPPORTED, "--core-spec/--thread-spec: no core specialization")
+	case d.X11 != 0:
+		return userErr(codec.ESLURM_NOT_SUPPORTED, "--x11: no X11 forwarding for batch jobs")
+	case d.ReqSwitch != codec.NoVal && d.ReqSwitch != 0:
+		return userErr(codec.ESLURM_NOT_SUPPORTED, "--switches: no network topology")
+	}
+	return nil
+}
+
+// featuresKnown reports whether every feature named in a -C expression
+// is offered by some node (operators & | and brackets are separators).
+func (c *Controller) featuresKnown(expr string) bool {
+	have := map[string]bool{}
+	for _, n := range c.opt.Conf.Nodes {
+		for _, f := range strings.Split(n.Features, ",") {
+			if f != "" {
+				have[f] = true
+			}
+		}
+	}
+	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return strings.ContainsRune("&|,[]()*0123456789", r) }) {
+		if !have[f] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxArraySize is MaxArraySize (slurmctld's default 1001).
