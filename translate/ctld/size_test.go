@@ -1,0 +1,114 @@
+package ctld
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/local"
+)
+
+// TestSize100k reports what 100,000 held jobs cost: heap per job, the
+// time to rebuild a snapshot and to encode squeue's reply, and a restart
+// (open the store, load the jobs, first reply). It asserts correctness
+// only; the figures are for the issue notes and the bench harness
+// (SLURM_FRONTEND_SIZE=N changes the count; -short uses 10,000).
+func TestSize100k(t *testing.T) {
+	n := 100000
+	if testing.Short() {
+		n = 10000
+	}
+	if v, err := strconv.Atoi(os.Getenv("SLURM_FRONTEND_SIZE")); err == nil && v > 0 {
+		n = v
+	}
+	dir := t.TempDir()
+	store, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill in batches through the store's durable path.
+	const batch = 1000
+	start := time.Now()
+	for i := 0; i < n; i += batch {
+		_, err := store.Submit(batch, nil, func(first uint32) ([]*state.Job, error) {
+			jobs := make([]*state.Job, batch)
+			for k := range jobs {
+				jobs[k] = &state.Job{
+					ID: first + uint32(k), ArrayTaskID: codec.NoVal, Name: "fill" + strconv.Itoa(i+k),
+					UserID: 0, GroupID: 0, UserName: "root", Partition: "cpu", WorkDir: "/tmp",
+					StdIn: "/dev/null", StdOut: "/dev/null", SubmitTime: time.Now().Unix(),
+					TimeLimit: codec.Infinite, State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER,
+					MinNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1, TresReqStr: "cpu=1,mem=125G,node=1,billing=1",
+					ProtoVersion: codec.V24_11, DescFlags: 0xbe000000,
+				}
+			}
+			return jobs, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("stored %d jobs in %v", n, time.Since(start))
+	store.Close()
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	// Restart: open, load, build the controller, answer squeue.
+	start = time.Now()
+	store, err = state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cfg := fakeCluster(t, "slurm-24.11")
+	ctl, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "refcluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := time.Since(start)
+	req := &Request{Version: codec.V24_11, MsgType: codec.REQUEST_JOB_INFO, Body: jobInfoBody()}
+	rep, ok := ctl.Fast(req)
+	if !ok || rep.Frame == nil {
+		t.Fatal("no cached JOB_INFO reply")
+	}
+	firstReply := time.Since(start)
+	var f codec.Frame
+	if err := codec.DecodeFrame(rep.Frame, &f); err != nil {
+		t.Fatal(err)
+	}
+	var m codec.JobInfoMsg
+	r := codec.NewReader(f.Body)
+	if err := m.Decode(&r, f.Version); err != nil || len(m.Jobs) != n {
+		t.Fatalf("reply has %d jobs (%v), want %d", len(m.Jobs), err, n)
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	perJob := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+
+	// A change (one more job) rebuilds the snapshot; the next squeue
+	// re-encodes only the header around cached records.
+	start = time.Now()
+	ctl.mu.Lock()
+	ctl.rebuild(time.Now().Unix())
+	ctl.mu.Unlock()
+	rebuild := time.Since(start)
+	start = time.Now()
+	rep, _ = ctl.Fast(req)
+	reencode := time.Since(start)
+	t.Logf("%d jobs: restart to first squeue reply %v (load %v); heap %.0f B/job incl. encoded 24.11 records (%d B reply); snapshot rebuild %v; reply rebuild %v",
+		n, firstReply, loaded, perJob, len(rep.Frame), rebuild, reencode)
+}
+
+func jobInfoBody() []byte {
+	w := codec.Writer{}
+	(&codec.JobInfoRequest{}).Encode(&w, codec.V24_11)
+	return w.B
+}
