@@ -351,7 +351,7 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		// A requeued job appends to its output, as slurmd does.
 		StdErr: expandPath(j.StdErr, j), AppendOut: j.OpenMode == openModeAppend || j.Restarts > 0,
 		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
-		GPUsPerNode: uint32(gresGPUs(j.TresPerNode)), Exclusive: j.Exclusive,
+		GPUsPerNode: gpusPerNode(j), Exclusive: j.Exclusive,
 		KillWait: time.Duration(c.killWait()) * time.Second,
 	}
 	if spec.StdOut == "" {
@@ -394,6 +394,21 @@ func (c *Controller) killWait() int {
 		return v
 	}
 	return 30
+}
+
+// gpusPerNode turns --gres/--gpus-per-node, --gpus (per job) and
+// --gpus-per-task into the GPUs each node of the session needs.
+func gpusPerNode(j *state.Job) uint32 {
+	nodes := uint64(max(j.MinNodes, 1))
+	g := gresGPUs(j.TresPerNode)
+	if t := gresGPUs(j.TresPerJob); t > 0 {
+		g = max(g, (t+nodes-1)/nodes)
+	}
+	if t := gresGPUs(j.TresPerTask); t > 0 {
+		perNode := (uint64(j.NumTasks) + nodes - 1) / nodes
+		g = max(g, t*perNode)
+	}
+	return uint32(g)
 }
 
 // gresGPUs counts GPUs in a TRES string such as "gres/gpu:2" or

@@ -347,13 +347,14 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 // with the errors slurmctld gives for them.
 func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	var maxCPUs uint32
-	var maxMem uint64
+	var maxMem, maxGPUs uint64
 	var totalCPUs uint32
 	for _, name := range p.Nodes {
 		n := c.opt.Conf.Node(name)
 		if n == nil {
 			continue
 		}
+		maxGPUs = max(maxGPUs, gpuCount(n.Gres))
 		maxCPUs = max(maxCPUs, uint32(n.CPUs))
 		maxMem = max(maxMem, n.RealMemory)
 		totalCPUs += uint32(n.CPUs)
@@ -364,6 +365,9 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	}
 	if j.MinCPUs > totalCPUs || uint32(j.CPUsPerTask) > maxCPUs {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
+	}
+	if g := uint64(gpusPerNode(j)); g > maxGPUs {
+		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d GPUs per node requested, partition %s nodes have at most %d", g, p.Name, maxGPUs)
 	}
 	if j.MemPerNodeMB > maxMem {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "Memory specification can not be satisfied")
