@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/lablup/slurm-frontend/bpf"
 	"github.com/lablup/slurm-frontend/codec"
@@ -55,23 +56,24 @@ func (c *Config) defaults() {
 // Server is the controller-port listener.
 type Server struct {
 	gnet.BuiltinEventEngine
-	cfg     Config
-	h       Handler
-	auth    Authenticator
-	signer  Signer
-	stats   Stats
-	log     Logger
-	eng     gnet.Engine
-	ready   chan error
-	work    chan *job
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   map[gnet.Conn]*connState
-	open    atomic.Int64
-	stopped atomic.Bool
-	acct    bpf.Accounting // per-source-host connection load (eBPF, or userspace)
-	user    *bpf.Userspace // set when acct is the userspace fallback
-	lastLog time.Time
+	cfg      Config
+	h        Handler
+	auth     Authenticator
+	signer   Signer
+	stats    Stats
+	log      Logger
+	eng      gnet.Engine
+	ready    chan error
+	work     chan *job
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[gnet.Conn]*connState
+	open     atomic.Int64
+	stopped  atomic.Bool
+	acct     bpf.Accounting // per-source-host connection load (eBPF, or userspace)
+	noSndbuf atomic.Bool    // SO_SNDBUFFORCE refused (not CAP_NET_ADMIN)
+	user     *bpf.Userspace // set when acct is the userspace fallback
+	lastLog  time.Time
 }
 
 type connState struct {
@@ -359,12 +361,23 @@ func (s *Server) worker() {
 func (s *Server) finish(c gnet.Conn, st *connState, out []byte) gnet.Action {
 	st.done.Store(true)
 	st.doneAt.Store(time.Now().UnixNano())
+	if len(out) > bigReply && !s.noSndbuf.Load() {
+		// Let the kernel take a large reply (a squeue of thousands of
+		// jobs) in one write: what it cannot take, gnet would copy into
+		// a per-connection buffer, a second copy of every byte.
+		if err := unix.SetsockoptInt(c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, len(out)+64<<10); err != nil {
+			s.noSndbuf.Store(true) // not privileged: stay with gnet's buffering
+		}
+	}
 	_, _ = c.Write(out)
 	if c.OutboundBuffered() == 0 {
 		return gnet.Close
 	}
 	return gnet.None
 }
+
+// bigReply is the size above which a reply gets a socket buffer of its own.
+const bigReply = 256 << 10
 
 // refuse answers a request that cannot be served with the Slurm error it
 // carries, as slurmctld does, and logs why.
