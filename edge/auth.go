@@ -31,16 +31,16 @@ func NewMungeAuth(key *munge.Key, uid uint32, gids []uint32) *MungeAuth {
 
 // Verify checks the credential (MAC, time, restriction, replay) and the
 // body hash it carries, returning the identity it proves.
-func (a *MungeAuth) Verify(cred []byte, msgType uint16, body []byte) (uint32, uint32, error) {
+func (a *MungeAuth) Verify(cred []byte, msgType uint16, body []byte) (uint32, uint32, [4]byte, error) {
 	c := a.creds.Get().(*munge.Cred)
 	defer a.creds.Put(c)
 	if err := a.v.Verify(cred, c); err != nil {
-		return 0, 0, err
+		return 0, 0, [4]byte{}, err
 	}
 	if err := munge.CheckBodyHash(c.Payload, msgType, body); err != nil {
-		return 0, 0, err
+		return 0, 0, [4]byte{}, err
 	}
-	return c.UID, c.GID, nil
+	return c.UID, c.GID, c.Addr, nil
 }
 
 // Sign makes a reply credential restricted to forUID, with an empty

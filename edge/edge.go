@@ -22,6 +22,7 @@ type Request struct {
 	MsgType uint16
 	UID     uint32
 	GID     uint32
+	Origin  [4]byte // IPv4 address of the host that made the credential
 	Body    []byte
 }
 
@@ -53,7 +54,7 @@ type Handler interface {
 // Authenticator verifies a request's credential and body hash and returns
 // the identity it proves.
 type Authenticator interface {
-	Verify(cred []byte, msgType uint16, body []byte) (uid, gid uint32, err error)
+	Verify(cred []byte, msgType uint16, body []byte) (uid, gid uint32, origin [4]byte, err error)
 }
 
 // Signer makes the credential 22.05 clients require on every reply,

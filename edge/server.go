@@ -299,7 +299,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		_, _ = c.Discard(n + 4)
 		return s.refuse(c, st, &f, &codec.Error{Code: codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR, Msg: "no munge credential"})
 	}
-	req.UID, req.GID, err = s.auth.Verify(f.Cred, f.MsgType, f.Body)
+	req.UID, req.GID, req.Origin, err = s.auth.Verify(f.Cred, f.MsgType, f.Body)
 	if err != nil {
 		_, _ = c.Discard(n + 4)
 		return s.refuseAuth(c, st, &f, err)

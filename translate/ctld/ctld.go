@@ -25,6 +25,7 @@ type Request struct {
 	MsgType uint16
 	UID     uint32
 	GID     uint32
+	Origin  [4]byte // IPv4 address of the host that made the credential
 	Body    []byte
 }
 
@@ -64,6 +65,7 @@ type Controller struct {
 	jobIndex map[uint32]*jobEntry
 	counters counters
 	kick     chan struct{}
+	hosts    sync.Map // netip.Addr -> host name (reverse lookups)
 }
 
 type counters struct {
@@ -156,7 +158,7 @@ func (c *Controller) Slow(req *Request) Reply {
 	case codec.REQUEST_JOB_REQUEUE:
 		return c.requeue(req)
 	case codec.REQUEST_JOB_WILL_RUN:
-		return rcReply(codec.ESLURM_NOT_SUPPORTED)
+		return c.willRun(req)
 	case codec.REQUEST_STATS_INFO:
 		return c.statsInfo(req)
 	}

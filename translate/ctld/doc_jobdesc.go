@@ -26,7 +26,7 @@ package ctld
 //	--container                           the session image (Backend.AI); refused on the embedded engine
 //	--mail-type/--mail-user               MailProg runs on begin/end/fail; refused when no MailProg can run
 //	--wrap, --parsable, --wait            client side (sbatch --wait polls the controller)
-//	--test-only                           REQUEST_JOB_WILL_RUN: refused (ESLURM_NOT_SUPPORTED) for now
+//	--test-only                           REQUEST_JOB_WILL_RUN: validated as a submission, nothing stored; start/nodes/CPUs from the engine's free CPUs
 //	--reservation                         refused: ESLURM_RESERVATION_INVALID (no reservations)
 //	-L licenses                           refused: ESLURM_INVALID_LICENSES (none configured)
 //	--bb, --bbf                           refused: ESLURM_INVALID_BURST_BUFFER_REQUEST

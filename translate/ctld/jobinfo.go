@@ -19,7 +19,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		BillableTRES: float64(codec.NoVal), StartProtocolVer: j.ProtoVersion,
 		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
 		LastSchedEval: j.SubmitTime, Deadline: j.Deadline, TimeLimit: j.TimeLimit, TimeMin: j.TimeMin,
-		Nice: codec.NiceToWire(j.Nice), Account: j.Account, AllocNode: allocNode(j.AllocNode),
+		Nice: codec.NiceToWire(j.Nice), Account: j.Account, AllocNode: j.AllocNode,
 		Cluster: c.opt.ClusterName, Comment: j.Comment, Container: j.Container,
 		MailType: j.MailType, MailUser: j.MailUser, Name: j.Name, Network: j.Network,
 		Nodes: j.Nodes, Partition: j.Partition, QOS: j.QOS, TRESReqStr: j.TresReqStr,
@@ -142,13 +142,4 @@ func (c *Controller) pendingNodeEstimate(j *state.Job) uint32 {
 		est = (j.NumTasks + maxCPUs - 1) / maxCPUs
 	}
 	return max(n, est)
-}
-
-// allocNode is the submit host slurmctld records: the credential's origin
-// host name, "localhost" for loopback submissions as in the captures.
-func allocNode(h string) string {
-	if h == "" {
-		return "localhost"
-	}
-	return h
 }

@@ -1,6 +1,8 @@
 package ctld
 
 import (
+	"net"
+	"net/netip"
 	"os/user"
 	"strconv"
 	"strings"
@@ -86,7 +88,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		ArrayTaskID: codec.NoVal, Name: d.Name, UserID: uid, GroupID: gid, UserName: userName(uid),
 		Partition: part.Name, Account: d.Account, QOS: d.QOS, Comment: d.Comment, WorkDir: d.WorkDir,
 		StdIn: d.StdIn, StdOut: d.StdOut, StdErr: d.StdErr, Container: d.Container,
-		AllocNode: d.AllocNode, SubmitTime: now, BeginTime: d.BeginTime, Deadline: d.Deadline,
+		AllocNode: c.hostName(req.Origin), SubmitTime: now, BeginTime: d.BeginTime, Deadline: d.Deadline,
 		TimeLimit: d.TimeLimit, TimeMin: d.TimeMin, State: codec.JOB_PENDING, Priority: 1,
 		ReqNodes: d.ReqNodes, ExcNodes: d.ExcNodes, Features: d.Features, Dependency: d.Dependency,
 		TresPerNode: d.TRESPerNode, TresPerJob: d.TRESPerJob, TresPerTask: d.TRESPerTask,
@@ -272,6 +274,25 @@ func (c *Controller) featuresKnown(expr string) bool {
 		}
 	}
 	return true
+}
+
+// hostName is what slurmctld records as a job's submit host (alloc_node):
+// the reverse lookup of the address in the client's credential, short
+// form; loopback resolves to "localhost" (from /etc/hosts).
+func (c *Controller) hostName(ip [4]byte) string {
+	key := netip.AddrFrom4(ip)
+	if v, ok := c.hosts.Load(key); ok {
+		return v.(string)
+	}
+	name := key.String()
+	if names, err := net.LookupAddr(name); err == nil && len(names) > 0 {
+		name = strings.TrimSuffix(names[0], ".")
+		if i := strings.IndexByte(name, '.'); i > 0 {
+			name = name[:i]
+		}
+	}
+	c.hosts.Store(key, name)
+	return name
 }
 
 // maxArraySize is MaxArraySize (slurmctld's default 1001).
