@@ -1,0 +1,145 @@
+package edge
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+)
+
+type fakeAuth struct{}
+
+func (fakeAuth) Verify(cred []byte, msgType uint16, body []byte) (uint32, uint32, [4]byte, error) {
+	if string(cred) != "MUNGE:good:" {
+		return 0, 0, [4]byte{}, &codec.Error{Code: codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR, Msg: "bad"}
+	}
+	return 1000, 1000, [4]byte{127, 0, 0, 1}, nil
+}
+
+func (fakeAuth) Sign(dst []byte, forUID uint32, msgType uint16, body []byte) ([]byte, error) {
+	return append(dst, "MUNGE:reply:"...), nil
+}
+
+type fakeStats struct{}
+
+func (fakeStats) Record(uint16, uint32, time.Duration) {}
+
+type fakeHandler struct{}
+
+func (fakeHandler) Fast(req *Request) (Reply, bool) {
+	switch req.MsgType {
+	case codec.REQUEST_PING:
+		return RC(req.UID), true // echo the authenticated uid
+	case 9999:
+		return Reply{Drop: true}, true
+	}
+	return Reply{}, false
+}
+
+func (fakeHandler) Slow(req *Request) Reply {
+	time.Sleep(20 * time.Millisecond)
+	return RC(uint32(len(req.Body)))
+}
+
+func startServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := New(Config{Addr: addr, Loops: 1, Workers: 2}, fakeHandler{}, fakeAuth{}, fakeAuth{}, fakeStats{}, nil)
+	go s.Run()
+	if err := <-s.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return addr
+}
+
+// exchange sends raw (in chunks of step bytes) and returns the reply
+// frame, or nil if the server closed without one.
+func exchange(t *testing.T, addr string, raw []byte, step int) []byte {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < len(raw); i += step {
+		c.Write(raw[i:min(i+step, len(raw))])
+		if step < len(raw) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var hdr [4]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return nil
+	}
+	rest := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+	if _, err := io.ReadFull(c, rest); err != nil {
+		t.Fatalf("short reply: %v", err)
+	}
+	return append(hdr[:], rest...)
+}
+
+func rcOf(t *testing.T, frame []byte) (codec.Frame, uint32) {
+	t.Helper()
+	var f codec.Frame
+	if err := codec.DecodeFrame(frame, &f); err != nil || f.MsgType != codec.RESPONSE_SLURM_RC {
+		t.Fatalf("reply %x: %v", frame, err)
+	}
+	return f, binary.BigEndian.Uint32(f.Body)
+}
+
+func TestServerAnswersSplitReadsSlowPathAndSigns(t *testing.T) {
+	addr := startServer(t)
+	ping := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_PING, []byte("MUNGE:good:"), nil)
+	// One byte at a time: the edge waits for the whole frame.
+	f, rc := rcOf(t, exchange(t, addr, ping, 1))
+	if rc != 1000 || f.Version != codec.V24_11 || f.Flags&codec.FlagNoAuthCred == 0 {
+		t.Fatalf("24.11 ping: rc %d version %#x flags %#x", rc, f.Version, f.Flags)
+	}
+	// 22.05 replies carry a credential.
+	ping22 := codec.AppendFrame(nil, codec.V22_05, codec.REQUEST_PING, []byte("MUNGE:good:"), nil)
+	f, _ = rcOf(t, exchange(t, addr, ping22, len(ping22)))
+	if string(f.Cred) != "MUNGE:reply:" || f.Version != codec.V22_05 {
+		t.Fatalf("22.05 reply credential %q version %#x", f.Cred, f.Version)
+	}
+	// A write RPC is answered from a worker.
+	sub := codec.AppendFrame(nil, codec.V26_05, codec.REQUEST_SUBMIT_BATCH_JOB, []byte("MUNGE:good:"), make([]byte, 77))
+	if _, rc := rcOf(t, exchange(t, addr, sub, len(sub))); rc != 77 {
+		t.Fatalf("slow path rc %d", rc)
+	}
+}
+
+func TestServerRefusals(t *testing.T) {
+	addr := startServer(t)
+	for name, raw := range map[string][]byte{
+		"dropped type":   codec.AppendFrame(nil, codec.V24_11, 9999, []byte("MUNGE:good:"), nil),
+		"old version":    codec.AppendFrame(nil, 0x2500, codec.REQUEST_PING, []byte("MUNGE:good:"), nil),
+		"oversized":      {0x7f, 0xff, 0xff, 0xff, 0, 0},
+		"garbage":        {0, 0, 0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
+		"bad cred 23.02": codec.AppendFrame(nil, codec.V23_02, codec.REQUEST_PING, []byte("MUNGE:bad:"), nil),
+	} {
+		if got := exchange(t, addr, raw, len(raw)); got != nil {
+			t.Errorf("%s: got a reply %x, want the connection closed", name, got)
+		}
+	}
+	// 24.11+ answer a bad credential with SLURM_PROTOCOL_AUTHENTICATION_ERROR.
+	bad := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_PING, []byte("MUNGE:bad:"), nil)
+	if _, rc := rcOf(t, exchange(t, addr, bad, len(bad))); rc != codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR {
+		t.Fatalf("bad credential rc %d", rc)
+	}
+	// The server still serves.
+	ping := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_PING, []byte("MUNGE:good:"), nil)
+	if _, rc := rcOf(t, exchange(t, addr, ping, len(ping))); rc != 1000 {
+		t.Fatalf("after refusals rc %d", rc)
+	}
+}
