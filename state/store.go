@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -123,11 +124,7 @@ func (s *Store) Submit(count uint32, sc *Script, build func(firstID uint32) ([]*
 			return err
 		}
 		for _, j := range jobs {
-			v, err := json.Marshal(j)
-			if err != nil {
-				return err
-			}
-			if err := txn.Set(jobKey(j.ID), v); err != nil {
+			if err := txn.Set(jobKey(j.ID), appendJobRecord(nil, j)); err != nil {
 				return err
 			}
 		}
@@ -155,11 +152,7 @@ func (s *Store) Put(jobs ...*Job) error {
 	defer s.mu.Unlock()
 	return s.db.Update(func(txn *badger.Txn) error {
 		for _, j := range jobs {
-			v, err := json.Marshal(j)
-			if err != nil {
-				return err
-			}
-			if err := txn.Set(jobKey(j.ID), v); err != nil {
+			if err := txn.Set(jobKey(j.ID), appendJobRecord(nil, j)); err != nil {
 				return err
 			}
 		}
@@ -168,24 +161,185 @@ func (s *Store) Put(jobs ...*Job) error {
 }
 
 // Jobs loads every job record, ordered by ID.
+//
+// Keys are big-endian IDs under one prefix, so the iterator yields them
+// in ID order; the result is sorted only if that ever stops being true.
+// With more than one CPU the records are decoded in batches by worker
+// goroutines while the iterator reads ahead.
 func (s *Store) Jobs() ([]*Job, error) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > 4 {
+		workers = 4
+	}
+	var (
+		out []*Job
+		err error
+	)
+	if workers < 2 {
+		out, err = s.jobsSeq()
+	} else {
+		out, err = s.jobsPar(workers)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !jobsSorted(out) {
+		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	}
+	return out, nil
+}
+
+func jobsSorted(jobs []*Job) bool {
+	for i := 1; i < len(jobs); i++ {
+		if jobs[i-1].ID > jobs[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+func jobIterOpts() badger.IteratorOptions {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefixJob
+	// Job records are far below the value threshold, so their values
+	// live in the LSM tree next to the keys and Item.Value costs nothing.
+	// Badger's prefetch starts a goroutine per item to fetch values
+	// from the value log; for inline values that only costs (2.4x
+	// slower at 10,000 records).
+	opts.PrefetchValues = false
+	return opts
+}
+
+func (s *Store) jobsSeq() ([]*Job, error) {
 	var out []*Job
+	var in interner
 	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefixJob
-		it := txn.NewIterator(opts)
+		it := txn.NewIterator(jobIterOpts())
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			var j Job
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &j) }); err != nil {
-				return err
+			item := it.Item()
+			j := new(Job)
+			if err := item.Value(func(v []byte) error { return decodeJobRecord(v, j, &in) }); err != nil {
+				return fmt.Errorf("job record %x: %w", item.Key(), err)
 			}
-			out = append(out, &j)
+			out = append(out, j)
 		}
 		return nil
 	})
-	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
 	return out, err
+}
+
+// rawJobs is a run of consecutive raw records handed to a decoder; its
+// buffers are recycled once decoded (decoding copies the strings out).
+type rawJobs struct {
+	buf  []byte // the records back to back
+	ends []int  // end offset of each record in buf
+	keys []byte // the 4-byte IDs of the keys, for error messages
+}
+
+// jobBatch is what became of one rawJobs.
+type jobBatch struct {
+	raw *rawJobs
+	out []*Job
+	err error
+}
+
+const jobBatchLen = 1024
+
+func (s *Store) jobsPar(workers int) ([]*Job, error) {
+	var (
+		batches []*jobBatch
+		wg      sync.WaitGroup
+		work    = make(chan *jobBatch, workers)
+		free    = make(chan *rawJobs, 2*workers+1)
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var in interner
+			for b := range work {
+				r := b.raw
+				b.raw = nil
+				// One allocation per job, not a shared slab: the
+				// controller replaces records copy-on-write, and a slab
+				// would keep every replaced job alive.
+				b.out = make([]*Job, 0, len(r.ends))
+				start := 0
+				for k, end := range r.ends {
+					j := new(Job)
+					if err := decodeJobRecord(r.buf[start:end], j, &in); err != nil {
+						b.err = fmt.Errorf("job record %x%x: %w", prefixJob, r.keys[4*k:4*k+4], err)
+						break
+					}
+					b.out = append(b.out, j)
+					start = end
+				}
+				r.buf, r.ends, r.keys = r.buf[:0], r.ends[:0], r.keys[:0]
+				select {
+				case free <- r:
+				default:
+				}
+			}
+		}()
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(jobIterOpts())
+		defer it.Close()
+		var cur *rawJobs
+		send := func() {
+			b := &jobBatch{raw: cur}
+			batches = append(batches, b)
+			work <- b
+			cur = nil
+		}
+		for it.Rewind(); it.Valid(); it.Next() {
+			if cur == nil {
+				select {
+				case cur = <-free:
+				default:
+					cur = &rawJobs{buf: make([]byte, 0, 256<<10), ends: make([]int, 0, jobBatchLen), keys: make([]byte, 0, 4*jobBatchLen)}
+				}
+			}
+			item := it.Item()
+			if err := item.Value(func(v []byte) error {
+				cur.buf = append(cur.buf, v...)
+				return nil
+			}); err != nil {
+				return err
+			}
+			k := item.Key()[len(prefixJob):]
+			if len(k) != 4 {
+				return fmt.Errorf("corrupt job key %x", item.Key())
+			}
+			cur.keys = append(cur.keys, k...)
+			cur.ends = append(cur.ends, len(cur.buf))
+			if len(cur.ends) == jobBatchLen {
+				send()
+			}
+		}
+		if cur != nil {
+			send()
+		}
+		return nil
+	})
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, b := range batches {
+		if b.err != nil {
+			return nil, b.err
+		}
+		n += len(b.out)
+	}
+	out := make([]*Job, 0, n)
+	for _, b := range batches {
+		out = append(out, b.out...)
+	}
+	return out, nil
 }
 
 // Script returns the script stored with the submission whose first job
