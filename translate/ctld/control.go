@@ -513,3 +513,56 @@ func cancelNote(j *state.Job, now int64) {
 	defer f.Close()
 	fmt.Fprintf(f, "slurmstepd: error: *** JOB %d ON %s CANCELLED AT %s ***\n", j.ID, node, time.Unix(now, 0).Format("2006-01-02T15:04:05"))
 }
+
+// top handles REQUEST_TOP_JOB (scontrol top): the named pending jobs go
+// ahead of their owner's other pending jobs. As in slurmctld, only
+// operators may, unless SchedulerParameters has enable_user_top.
+func (c *Controller) top(req *Request) Reply {
+	var m codec.TopJobRequest
+	r := codec.NewReader(req.Body)
+	if err := m.Decode(&r, req.Version); err != nil {
+		return rcReply(codec.CodeOf(err))
+	}
+	if !c.isOperator(req.UID) && !strings.Contains(c.opt.Conf.Get("SchedulerParameters", ""), "enable_user_top") {
+		return rcReply(codec.ESLURM_ACCESS_DENIED)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now().Unix()
+	for _, idStr := range strings.Split(m.JobIDStr, ",") {
+		id, tasks, err := parseJobSpec(strings.TrimSpace(idStr), m.JobID)
+		if err != nil {
+			return rcReply(codec.ESLURM_INVALID_JOB_ID)
+		}
+		targets := c.jobsFor(id, tasks)
+		if len(targets) == 0 {
+			return rcReply(codec.ESLURM_INVALID_JOB_ID)
+		}
+		for _, e := range targets {
+			j := *e.job
+			if !c.mayControl(req.UID, &j) {
+				return rcReply(codec.ESLURM_ACCESS_DENIED)
+			}
+			if !codec.JobIsPending(j.State) {
+				return rcReply(codec.ESLURM_JOB_NOT_PENDING)
+			}
+			if j.Priority == 0 {
+				continue // held jobs stay held
+			}
+			top := j.Priority
+			for _, o := range c.jobs {
+				if o.job.UserID == j.UserID && codec.JobIsPending(o.job.State) && o.job.ID != j.ID {
+					top = max(top, o.job.Priority+1)
+				}
+			}
+			j.Priority = top
+			if err := c.opt.Store.Put(&j); err != nil {
+				return rcReply(codec.ESLURM_INTERNAL)
+			}
+			c.replace(e, &j)
+		}
+	}
+	c.rebuild(now)
+	c.wake()
+	return rcReply(codec.SLURM_SUCCESS)
+}

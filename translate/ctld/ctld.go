@@ -108,7 +108,7 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 		return r, true
 	}
 	switch req.MsgType {
-	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE,
+	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE, codec.REQUEST_TOP_JOB,
 		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO:
 		return Reply{}, false
 	}
@@ -157,6 +157,8 @@ func (c *Controller) Slow(req *Request) Reply {
 		return c.update(req)
 	case codec.REQUEST_JOB_REQUEUE:
 		return c.requeue(req)
+	case codec.REQUEST_TOP_JOB:
+		return c.top(req)
 	case codec.REQUEST_JOB_WILL_RUN:
 		return c.willRun(req)
 	case codec.REQUEST_STATS_INFO:
