@@ -86,7 +86,7 @@ func FuzzDecodeWillRunResponse(f *testing.F) {
 // sbatch --test-only --wrap x against a real 24.11 slurmctld with one real
 // slurmd (n1 idle): "sbatch: Job 1 to start at 2026-11-30T20:29:00 using 1
 // processors on nodes n1 in partition cpu".
-const willRunCapture = "slurm-24.11/sbatch-test-only-24.11.pcap"
+const willRunCapture = "local-24.11/sbatch-test-only-24.11.pcap"
 
 func TestWillRunGolden(t *testing.T) {
 	reqs := goldenFrames(t, willRunCapture, REQUEST_JOB_WILL_RUN)
