@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,24 +78,7 @@ func startRealSlurm(t *testing.T, rel string) *realSlurm {
 	// SlurmctldPort and SlurmdPort (= port+1), below the kernel's
 	// ephemeral range (as startRealCtld: busy tests churn through it and
 	// slurmctld's bind of 0.0.0.0:port then fails).
-	var port int
-	for i := 0; ; i++ {
-		port = 20000 + rand.IntN(12000)
-		l1, err1 := net.Listen("tcp", fmt.Sprintf(":%d", port))
-		l2, err2 := net.Listen("tcp", fmt.Sprintf(":%d", port+1))
-		if l1 != nil {
-			l1.Close()
-		}
-		if l2 != nil {
-			l2.Close()
-		}
-		if err1 == nil && err2 == nil {
-			break
-		}
-		if i > 200 {
-			t.Fatal("no two consecutive free ports")
-		}
-	}
+	port := portPair(t)
 	rs := &realSlurm{rel: rel, dir: dir, port: port, conf: filepath.Join(dir, "slurm.conf")}
 	tool := filepath.Join(repoRoot(t), "tools/real-slurmctld.sh")
 	var slurmd *exec.Cmd

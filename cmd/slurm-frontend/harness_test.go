@@ -434,24 +434,7 @@ func startRealCtld(t testing.TB, rel string) *realCtld {
 	// SlurmctldPort and SlurmdPort (= port+1) must both be free. Pick
 	// below the kernel's ephemeral range, which busy tests (and the bench
 	// harness) churn through.
-	var port int
-	for i := 0; ; i++ {
-		port = 20000 + rand.IntN(12000)
-		l1, err1 := net.Listen("tcp", fmt.Sprintf(":%d", port))
-		l2, err2 := net.Listen("tcp", fmt.Sprintf(":%d", port+1))
-		if l1 != nil {
-			l1.Close()
-		}
-		if l2 != nil {
-			l2.Close()
-		}
-		if err1 == nil && err2 == nil {
-			break
-		}
-		if i > 200 {
-			t.Fatal("no two consecutive free ports")
-		}
-	}
+	port := portPair(t)
 	r := &realCtld{rel: rel, dir: dir, port: port, conf: filepath.Join(dir, "slurm.conf")}
 	tool := filepath.Join(repoRoot(t), "tools/real-slurmctld.sh")
 	t.Cleanup(func() {
@@ -494,4 +477,28 @@ func workDir(t testing.TB, prefix string) string {
 
 func (r *realCtld) as(t testing.TB) runner {
 	return runner{t: t, conf: r.conf, dir: r.dir, logs: r.Logs}
+}
+
+// portPair returns a port such that it and the next one are free (a real
+// slurmctld's SlurmctldPort and SlurmdPort), picked below the kernel's
+// ephemeral range, which busy tests and the bench harness churn through
+// (slurmctld binds 0.0.0.0:port and fails on a port in TIME-WAIT use).
+func portPair(t testing.TB) int {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		port := 20000 + rand.IntN(12000)
+		l1, err1 := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		l2, err2 := net.Listen("tcp", fmt.Sprintf(":%d", port+1))
+		if l1 != nil {
+			l1.Close()
+		}
+		if l2 != nil {
+			l2.Close()
+		}
+		if err1 == nil && err2 == nil {
+			return port
+		}
+	}
+	t.Fatal("no two consecutive free ports")
+	return 0
 }

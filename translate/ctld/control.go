@@ -45,14 +45,8 @@ func (c *Controller) kill(req *Request) Reply {
 	if err := k.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	id, tasks, err := parseJobSpec(k.SJobID, k.StepID.JobID)
-	if err != nil {
-		return rcReply(codec.ESLURM_INVALID_JOB_ID)
-	}
-	c.mu.Lock()
-	targets := c.jobsFor(id, tasks)
-	if len(targets) == 0 {
-		c.mu.Unlock()
+	targets, tasks, ok := c.lockTargets(k.SJobID, k.StepID.JobID)
+	if !ok {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
 	for _, e := range targets {
@@ -236,14 +230,8 @@ func (c *Controller) update(req *Request) Reply {
 	if err := d.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	id, tasks, err := parseJobSpec(d.JobIDStr, d.StepID.JobID)
-	if err != nil {
-		return rcReply(codec.ESLURM_INVALID_JOB_ID)
-	}
-	c.mu.Lock()
-	targets := c.jobsFor(id, tasks)
-	if len(targets) == 0 {
-		c.mu.Unlock()
+	targets, _, ok := c.lockTargets(d.JobIDStr, d.StepID.JobID)
+	if !ok {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
 	var recall []string
@@ -431,14 +419,8 @@ func (c *Controller) requeue(req *Request) Reply {
 	if err := m.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	id, tasks, err := parseJobSpec(m.JobIDStr, m.StepID.JobID)
-	if err != nil {
-		return rcReply(codec.ESLURM_INVALID_JOB_ID)
-	}
-	c.mu.Lock()
-	targets := c.jobsFor(id, tasks)
-	if len(targets) == 0 {
-		c.mu.Unlock()
+	targets, _, ok := c.lockTargets(m.JobIDStr, m.StepID.JobID)
+	if !ok {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
 	now := time.Now().Unix()
@@ -565,4 +547,21 @@ func (c *Controller) top(req *Request) Reply {
 	c.rebuild(now)
 	c.wake()
 	return rcReply(codec.SLURM_SUCCESS)
+}
+
+// lockTargets takes c.mu and resolves a job spec ("123", "123_4",
+// "123_[1-3]") to its job records; ok=false (lock released) when it names
+// none. tasks is the named array tasks, nil for the whole job.
+func (c *Controller) lockTargets(spec string, fallback uint32) ([]*jobEntry, *arrayRange, bool) {
+	id, tasks, err := parseJobSpec(spec, fallback)
+	if err != nil {
+		return nil, nil, false
+	}
+	c.mu.Lock()
+	targets := c.jobsFor(id, tasks)
+	if len(targets) == 0 {
+		c.mu.Unlock()
+		return nil, nil, false
+	}
+	return targets, tasks, true
 }
