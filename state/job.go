@@ -83,6 +83,7 @@ type Job struct {
 	TresAllocStr  string `json:"tres_alloc,omitempty"`
 	Network       string `json:"network,omitempty"`
 	LastSchedEval int64  `json:"last_sched_eval,omitempty"`
+	AccrueTime    int64  `json:"accrue_time,omitempty"` // when the job became eligible to accrue age (record format 2+)
 }
 
 // Script is the batch script and environment of a job, stored apart.

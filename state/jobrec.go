@@ -23,6 +23,7 @@ import (
 // '{' and are still read as JSON.
 const (
 	jobRecV1 byte = 1
+	jobRecV2 byte = 2 // V1 + AccrueTime at the end
 )
 
 // Bits of the bool bitset.
@@ -44,7 +45,7 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	s := func(b []byte, x string) []byte {
 		return append(binary.AppendUvarint(b, uint64(len(x))), x...)
 	}
-	b = append(b, jobRecV1)
+	b = append(b, jobRecV2)
 	b = u(b, uint64(j.ID))
 	b = u(b, uint64(j.ArrayJobID))
 	b = u(b, uint64(j.ArrayTaskID))
@@ -135,6 +136,7 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	b = s(b, j.TresAllocStr)
 	b = s(b, j.Network)
 	b = v(b, j.LastSchedEval)
+	b = v(b, j.AccrueTime) // format 2
 	return b
 }
 
@@ -150,9 +152,12 @@ func decodeJobRecord(b []byte, j *Job, in *interner) error {
 	case '{':
 		*j = Job{}
 		return json.Unmarshal(b, j)
-	case jobRecV1:
+	case jobRecV1, jobRecV2:
 		d := jobDec{b: b[1:], in: in}
 		d.v1(j)
+		if b[0] >= jobRecV2 {
+			j.AccrueTime = d.i64()
+		}
 		if d.err != nil {
 			return d.err
 		}

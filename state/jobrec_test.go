@@ -86,7 +86,7 @@ func TestJobRecordRoundTrip(t *testing.T) {
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
 			rec := appendJobRecord(nil, want)
-			require.Equal(t, jobRecV1, rec[0])
+			require.Equal(t, jobRecV2, rec[0])
 			for _, in := range []*interner{nil, {}} {
 				got := Job{Name: "stale", Requeue: true, ExitCode: 9} // every field is overwritten
 				require.NoError(t, decodeJobRecord(rec, &got, in))
@@ -148,8 +148,17 @@ func TestJobRecordRejectsDamage(t *testing.T) {
 	}
 	require.Error(t, decodeJobRecord(append(rec[:len(rec):len(rec)], 0), &j, nil), "trailing byte")
 	bad := append([]byte(nil), rec...)
-	bad[0] = 2
+	bad[0] = 3
 	require.ErrorContains(t, decodeJobRecord(bad, &j, nil), "unknown format")
+	// A format-1 record (no AccrueTime) written before format 2 still loads.
+	full := fullJob(t)
+	v1 := appendJobRecord(nil, full)
+	v1 = v1[:len(v1)-len(binary.AppendVarint(nil, full.AccrueTime))]
+	v1[0] = jobRecV1
+	var old Job
+	require.NoError(t, decodeJobRecord(v1, &old, nil))
+	full.AccrueTime = 0
+	require.Equal(t, *full, old)
 
 	// Integers wider than their field are refused, not truncated.
 	for name, dec := range map[string]func(d *jobDec){
@@ -215,7 +224,7 @@ func TestLegacyJSONRecordLoads(t *testing.T) {
 		it, err := txn.Get(jobKey(7))
 		require.NoError(t, err)
 		return it.Value(func(v []byte) error {
-			require.Equal(t, jobRecV1, v[0])
+			require.Equal(t, jobRecV2, v[0])
 			return nil
 		})
 	}))

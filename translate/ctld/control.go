@@ -311,7 +311,7 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "admin hold")
 		}
 		if j.Priority == 0 {
-			j.Priority, j.HeldBy, j.Reason = 1, 0, codec.WAIT_PRIORITY
+			j.Priority, j.HeldBy, j.Reason = basicPriority(j.ID), 0, codec.WAIT_PRIORITY
 		}
 	case d.Priority != codec.NoVal:
 		if !op {
@@ -451,7 +451,7 @@ func (c *Controller) requeue(req *Request) Reply {
 				j.HeldBy, j.Reason = 1, codec.WAIT_HELD
 			}
 		} else if j.Priority == 0 {
-			j.Priority = 1
+			j.Priority = basicPriority(j.ID)
 		}
 		if err := c.opt.Store.Put(&j); err != nil {
 			c.mu.Unlock()

@@ -17,7 +17,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		JobState: j.State, StateReason: j.Reason, BatchFlag: 1, Bitflags: j.DescFlags,
 		ExitCode: j.ExitCode, Priority: j.Priority, SiteFactor: codec.NiceOffset,
 		BillableTRES: float64(codec.NoVal), StartProtocolVer: j.ProtoVersion,
-		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
+		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.AccrueTime, StartTime: j.StartTime, EndTime: j.EndTime,
 		LastSchedEval: j.SubmitTime, Deadline: j.Deadline, TimeLimit: j.TimeLimit, TimeMin: j.TimeMin,
 		Nice: codec.NiceToWire(j.Nice), Account: j.Account, AllocNode: j.AllocNode,
 		Cluster: c.opt.ClusterName, Comment: j.Comment, Container: j.Container,

@@ -315,7 +315,10 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	} else {
 		target.SessionID = string(id)
 		target.Reason = codec.WAIT_RESOURCES
-		target.EligibleTime = now
+		if target.EligibleTime == 0 || target.EligibleTime > now {
+			target.EligibleTime = now
+		}
+		target.AccrueTime = now
 	}
 	if err := c.opt.Store.Put(target); err != nil {
 		c.logf("job %d: %v", target.ID, err)

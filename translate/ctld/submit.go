@@ -32,6 +32,9 @@ func (c *Controller) submit(req *Request) Reply {
 	jobs, err := c.opt.Store.Submit(1, sc, func(id uint32) ([]*state.Job, error) {
 		j := *job
 		j.ID = id
+		if j.Priority != 0 {
+			j.Priority = basicPriority(id)
+		}
 		if j.ArrayTasks != "" {
 			j.ArrayJobID = id
 		}
@@ -89,7 +92,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		Partition: part.Name, Account: d.Account, QOS: d.QOS, Comment: d.Comment, WorkDir: d.WorkDir,
 		StdIn: d.StdIn, StdOut: d.StdOut, StdErr: d.StdErr, Container: d.Container,
 		AllocNode: c.hostName(req.Origin), SubmitTime: now, BeginTime: d.BeginTime, Deadline: d.Deadline,
-		TimeLimit: d.TimeLimit, TimeMin: d.TimeMin, State: codec.JOB_PENDING, Priority: 1,
+		TimeLimit: d.TimeLimit, TimeMin: d.TimeMin, State: codec.JOB_PENDING, Priority: 1, // set from the ID once allocated
 		ReqNodes: d.ReqNodes, ExcNodes: d.ExcNodes, Features: d.Features, Dependency: d.Dependency,
 		TresPerNode: d.TRESPerNode, TresPerJob: d.TRESPerJob, TresPerTask: d.TRESPerTask,
 		MailUser: d.MailUser, Network: d.Network, ProtoVersion: req.Version, OpenMode: d.OpenMode,
@@ -408,6 +411,17 @@ const (
 	jobDependent    = 1 << 29
 	jobPartAssigned = 1 << 31 // no partition requested
 )
+
+// basicPriority is what priority/basic (the PriorityType we report) gives
+// a job: one less than the job before it, counting down from 0xFFFF0000,
+// so that jobs run in submission order (squeue %Q shows 4294901759 for
+// the first job, as slurmctld does).
+func basicPriority(id uint32) uint32 {
+	if id >= 0xFFFF0000 {
+		return 1
+	}
+	return 0xFFFF0000 - id
+}
 
 // userErr is a refusal whose text slurmctld also sends to the client
 // (sbatch prints it as "sbatch: error: TEXT" before the error code's).
