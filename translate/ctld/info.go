@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"strings"
+	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
@@ -277,6 +278,14 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 		if a.Status != translate.AgentAlive {
 			ni.NodeState = codec.NODE_STATE_DOWN | codec.NODE_STATE_NO_RESPOND
 		}
+	}
+	if a := s.alloc[n.Name]; a != nil && ni.NodeState == codec.NODE_STATE_IDLE {
+		// Clients show "mix" when fewer than all CPUs are allocated.
+		ni.NodeState = codec.NODE_STATE_ALLOCATED
+		ni.AllocCPUs = uint16(min(a.cpus, uint32(n.CPUs)))
+		ni.AllocMemory = min(a.memMB, n.RealMemory)
+		ni.AllocTRESFmtStr = "cpu=" + itoa(uint64(ni.AllocCPUs)) + ",mem=" + memString(ni.AllocMemory)
+		ni.LastBusy = time.Now().Unix()
 	}
 	switch n.State {
 	case "DOWN":

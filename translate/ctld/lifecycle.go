@@ -477,6 +477,9 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 		}
 		defer c.notify(&j, mailBegin)
 		j.State, j.Reason, j.StartTime = codec.JOB_RUNNING, codec.WAIT_NO_REASON, now
+		if j.TimeLimit != codec.Infinite && j.TimeLimit != codec.NoVal {
+			j.EndTime = now + int64(j.TimeLimit)*60 // expected end, as slurmctld shows
+		}
 		j.Nodes = compressNodes(ev.Nodes)
 		if len(ev.Nodes) > 0 {
 			j.BatchHost = ev.Nodes[0]

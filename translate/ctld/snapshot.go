@@ -8,6 +8,7 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
 )
 
 const nVersions = 8
@@ -40,6 +41,13 @@ const (
 	nKinds
 )
 
+// nodeAlloc is what running jobs hold of a node.
+type nodeAlloc struct {
+	cpus  uint32
+	memMB uint64
+	jobs  int
+}
+
 type slot struct {
 	once  sync.Once
 	frame []byte
@@ -56,6 +64,7 @@ type Snapshot struct {
 	jobs        []*jobEntry
 	byID        map[uint32]*jobEntry
 	topo        *translate.Topology
+	alloc       map[string]*nodeAlloc // node name -> what running jobs hold
 	c           *Controller
 	slots       [nVersions][nKinds]slot
 }
@@ -107,14 +116,41 @@ func (c *Controller) rebuild(now int64) {
 	old := c.snap.Load()
 	s := &Snapshot{c: c, topo: c.topo, byID: make(map[uint32]*jobEntry, len(c.jobs))}
 	s.jobs = append([]*jobEntry(nil), c.jobs...)
+	s.alloc = map[string]*nodeAlloc{}
 	for _, e := range s.jobs {
 		s.byID[e.job.ID] = e
+		j := e.job
+		if !codec.JobIsRunning(j.State) && j.State&codec.JOB_COMPLETING == 0 || j.Nodes == "" {
+			continue
+		}
+		names, err := hostlist.Expand(j.Nodes)
+		if err != nil || len(names) == 0 {
+			continue
+		}
+		n := uint64(len(names))
+		for _, name := range names {
+			a := s.alloc[name]
+			if a == nil {
+				a = &nodeAlloc{}
+				s.alloc[name] = a
+			}
+			a.cpus += uint32((uint64(j.MinCPUs) + n - 1) / n)
+			if j.MemPerCPUMB > 0 {
+				a.memMB += j.MemPerCPUMB * uint64(j.MinCPUs) / n
+			} else if j.MemPerNodeMB > 0 {
+				a.memMB += j.MemPerNodeMB
+			} else if nd := c.opt.Conf.Node(name); nd != nil {
+				a.memMB += nd.RealMemory // whole node's memory
+			}
+			a.jobs++
+		}
 	}
 	if old == nil {
 		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, now, now
 	} else {
 		s.Gen = old.Gen + 1
-		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, old.NodesUpdate, old.PartsUpdate, old.ConfUpdate
+		// Node allocation follows the jobs, so nodes change with them.
+		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, old.PartsUpdate, old.ConfUpdate
 	}
 	c.snap.Store(s)
 }
