@@ -637,38 +637,20 @@ const (
 // 25.11 the job id is a whole step id (u64 sluid, job, step, het comp);
 // older requests decode with the rest of the step id as
 // SLURM_STEP_ID_INITIALIZER leaves it (sluid 0, step and het comp NO_VAL).
-type JobReadyRequest struct {
-	SLUID       uint64 // 25.11+
-	JobID       uint32
-	StepID      uint32 // 25.11+
-	StepHetComp uint32 // 25.11+
-	ShowFlags   uint16
-}
+type JobReadyRequest JobInfoSingleRequest
 
+// Decode reads the body: the same layout as REQUEST_JOB_INFO_SINGLE, and
+// nothing after it.
 func (m *JobReadyRequest) Decode(r *Reader, version uint16) error {
-	if version >= V25_11 {
-		m.SLUID = r.U64()
-		m.JobID = r.U32()
-		m.StepID = r.U32()
-		m.StepHetComp = r.U32()
-	} else {
-		m.SLUID, m.StepID, m.StepHetComp = 0, NoVal, NoVal
-		m.JobID = r.U32()
+	if err := (*JobInfoSingleRequest)(m).Decode(r, version); err != nil {
+		return err
 	}
-	m.ShowFlags = r.U16()
 	return miscEnd(r)
 }
 
+// Encode writes the body.
 func (m *JobReadyRequest) Encode(w *Writer, version uint16) {
-	if version >= V25_11 {
-		w.U64(m.SLUID)
-		w.U32(m.JobID)
-		w.U32(m.StepID)
-		w.U32(m.StepHetComp)
-	} else {
-		w.U32(m.JobID)
-	}
-	w.U16(m.ShowFlags)
+	(*JobInfoSingleRequest)(m).Encode(w, version)
 }
 
 // JobReadyResponse is RESPONSE_JOB_READY (4020), a return-code body
