@@ -98,6 +98,18 @@ func (s *Store) NextID() uint32 {
 	return s.nextID
 }
 
+// ReserveID consumes one job ID without storing a job, as slurmctld does
+// for a --test-only request (it creates a job record and purges it at
+// once). The ID is durable like a submission's: never handed out again.
+func (s *Store) ReserveID() (uint32, error) {
+	var id uint32
+	_, err := s.Submit(1, nil, func(first uint32) ([]*Job, error) {
+		id = first
+		return nil, nil
+	})
+	return id, err
+}
+
 // Submit allocates count consecutive job IDs (count > 1 for array tasks
 // created at once; 1 otherwise), lets build fill the records, and writes
 // them with their script in one synchronous transaction. The IDs are

@@ -134,8 +134,19 @@ type SessionSpec struct {
 	Warn            time.Duration
 	SignalBatchOnly bool
 
+	// Rlimits are the submitting shell's soft limits to apply to the
+	// job's processes (Slurm's PropagateResourceLimits).
+	Rlimits []Rlimit
+
 	// Resource hints passed through to Backend.AI's agent selection.
 	NUMA, RDMA, GPUDirect bool
+}
+
+// Rlimit is one propagated soft resource limit.
+type Rlimit struct {
+	Name   string // Slurm's name: CPU FSIZE DATA STACK CORE RSS NPROC NOFILE MEMLOCK AS
+	Soft   uint64 // math.MaxUint64 = unlimited
+	Strict bool   // asked for with --propagate: not lowered to the hard limit
 }
 
 // SessionEvent reports a status change of a session.

@@ -32,6 +32,7 @@ func TestBatchReal(t *testing.T) {
 		{"script", batchScript}, {"wait", batchWait}, {"array", batchArray}, {"dependency", batchDependency},
 		{"beginhold", batchBeginHold}, {"cancel", batchCancel}, {"timelimit", func(t *testing.T, s *bside) { batchTimeLimit(t, s)(t) }},
 		{"memplacement", func(t *testing.T, s *bside) { batchMemoryPlacement(t, s, "--mem=0") }},
+		{"rlimits", batchRlimits},
 	}
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {

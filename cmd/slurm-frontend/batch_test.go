@@ -1248,3 +1248,33 @@ func batchMemoryPlacement(t *testing.T, s *bside, mem ...string) {
 	s.mustReach(t, b, "RUNNING", "", 30*time.Second)
 	s.r.run(s.rel, "scancel", b)
 }
+
+// ---------------------------------------------------------------------
+// Resource limits of the submitting shell (PropagateResourceLimits=ALL,
+// the default): sbatch forwards its soft limits as SLURM_RLIMIT_*,
+// slurmstepd sets them on the job's processes and removes the variables.
+
+func TestBatchRlimits(t *testing.T) {
+	t.Parallel()
+	f := newFrontend(t, batchCluster)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) { batchRlimits(t, oursSide(t, f, rel)) })
+	}
+}
+
+func batchRlimits(t *testing.T, s *bside) {
+	// Soft limits below any hard limit the node can have; /bin/sh's ulimit
+	// reports -s in KiB.
+	job := `ulimit -n; ulimit -c; ulimit -s; env | grep -c ^SLURM_RLIMIT_ || true`
+	out, errs, rc := s.r.run(s.rel, "sh", "-c",
+		`ulimit -S -n 777 && ulimit -S -c 0 && ulimit -S -s 4096 && exec sbatch --wait -o rl-%j.out --wrap "$0"`, job)
+	m := submittedRe.FindStringSubmatch(out)
+	if rc != 0 || m == nil || errs != "" {
+		t.Fatalf("%s: sbatch --wait under ulimits: exit %d, stdout %q, stderr %q\n%s", s.name, rc, out, errs, s.logTail())
+	}
+	b, _ := os.ReadFile(filepath.Join(s.dir, "rl-"+m[1]+".out"))
+	if want := "777\n0\n4096\n0\n"; string(b) != want {
+		t.Errorf("%s: job %s under the submitting shell's limits printed %q, want %q (NOFILE, CORE, STACK, no SLURM_RLIMIT_* left)",
+			s.name, m[1], b, want)
+	}
+}

@@ -17,7 +17,9 @@ import (
 //	sbatch: error: invalid partition specified: nosuch
 //	allocation failure: Invalid partition name specified
 //
-// Unlike slurmctld we do not consume a job ID (see translate/ctld/willrun.go).
+// and, as it creates and purges a job record, the accepted --test-only
+// consumes job ID 1: the next sbatch is job 2. The refused ones consume
+// none.
 func TestTestOnly(t *testing.T) {
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {
@@ -47,7 +49,7 @@ func TestTestOnly(t *testing.T) {
 			if out := f.mustRun(rel, "squeue", "-h", "-t", "all"); out != "" {
 				t.Errorf("squeue -t all after --test-only: %q", out)
 			}
-			if out := f.mustRun(rel, "sbatch", "--wrap", "x"); out != "Submitted batch job 1\n" {
+			if out := f.mustRun(rel, "sbatch", "--wrap", "x"); out != "Submitted batch job 2\n" {
 				t.Errorf("next sbatch: %q", out)
 			}
 		})

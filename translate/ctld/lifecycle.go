@@ -356,6 +356,7 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
 		GPUsPerNode: gpusPerNode(j), Exclusive: j.Exclusive,
 		KillWait: time.Duration(c.killWait()) * time.Second,
+		Rlimits:  c.jobRlimits(sc.Env),
 	}
 	if spec.StdOut == "" {
 		pat := "slurm-%j.out"

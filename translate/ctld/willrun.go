@@ -15,18 +15,19 @@ import (
 // willRun answers REQUEST_JOB_WILL_RUN (sbatch/salloc --test-only): the
 // job description is validated exactly as a submission, then answered
 // with where and when it would start (slurmctld's job_allocate with
-// will_run set, then _job_start_data in job_scheduler.c). Nothing is
-// stored.
+// will_run set, then _job_start_data in job_scheduler.c). No job is
+// kept.
 //
-// Differences from slurmctld, on purpose:
-//   - slurmctld creates (and then purges) a job record, which consumes a
-//     job ID: a real 24.11 prints "Job 1 to start ..." and the next
-//     sbatch gets ID 2. We report the ID the next submission will get
-//     without consuming it.
-//   - The start time is "now" when enough nodes of the partition have
-//     the CPUs free (or --begin when later); otherwise the latest
-//     expected end of the partition's running jobs, a conservative
-//     version of slurmctld's quick estimate.
+// Like slurmctld, a request that passes validation consumes a job ID
+// (slurmctld creates the job record, answers, then purges it): a real
+// 24.11 prints "Job 1 to start ..." and the next sbatch gets ID 2. One
+// refused during validation (bad partition, impossible resources)
+// consumes none.
+//
+// Difference from slurmctld, on purpose: the start time is "now" when
+// enough nodes of the partition have the CPUs free (or --begin when
+// later); otherwise the latest expected end of the partition's running
+// jobs, a conservative version of slurmctld's quick estimate.
 func (c *Controller) willRun(req *Request) Reply {
 	var d codec.JobDesc
 	r := codec.NewReader(req.Body)
@@ -38,6 +39,11 @@ func (c *Controller) willRun(req *Request) Reply {
 	if err != nil {
 		c.logf("will-run from uid %d refused: %v", req.UID, err)
 		return refusal(err, req.Version)
+	}
+	id, err := c.opt.Store.ReserveID()
+	if err != nil {
+		c.logf("will-run from uid %d: %v", req.UID, err)
+		return rcReply(codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
 	}
 	var part *conf.Partition
 	for i := range c.opt.Conf.Partitions {
@@ -65,7 +71,7 @@ func (c *Controller) willRun(req *Request) Reply {
 	}
 
 	resp := codec.WillRunResponse{
-		StepID:         codec.JobStepID{JobID: c.opt.Store.NextID(), StepID: codec.NoVal, StepHetComp: codec.NoVal},
+		StepID:         codec.JobStepID{JobID: id, StepID: codec.NoVal, StepHetComp: codec.NoVal},
 		NodeList:       hostlist.Compress(nodes),
 		PartName:       part.Name,
 		PreempteesNull: true,

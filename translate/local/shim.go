@@ -25,18 +25,21 @@ import (
 //	                              DIR (the engine starts it as the init of
 //	                              a new PID and mount namespace, in its own
 //	                              session)
-//	shim exec NODE SCRIPT [ARG…]  the job's first process (already the
+//	shim exec NODE LIMITS SCRIPT [ARG…]
+//	                              the job's first process (already the
 //	                              user, in the work directory, with the
-//	                              job's environment and stdio): set
-//	                              SLURM_TASK_PID to its own pid and execve
-//	                              the script, reporting a failure as
-//	                              slurmstepd does
+//	                              job's environment and stdio): apply the
+//	                              propagated soft limits (LIMITS, see
+//	                              formatRlimits), set SLURM_TASK_PID to
+//	                              its own pid and execve the script,
+//	                              reporting a failure as slurmstepd does
 func ShimMain(args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "run":
 		return runShim(args[1])
-	case len(args) >= 3 && args[0] == "exec":
-		shimExec(args[1], args[2], args[3:])
+	case len(args) >= 4 && args[0] == "exec":
+		applyRlimits(args[2])
+		shimExec(args[1], args[3], args[4:])
 	}
 	return errors.New("usage: slurm-frontend shim run SESSION-DIR (started by the embedded engine)")
 }
@@ -280,11 +283,11 @@ func (sh *shim) run() error {
 	// execs the script in place. If the user may not execute this binary,
 	// the script is executed directly (SLURM_TASK_PID left as given).
 	self := os.Args[:max(len(os.Args)-2, 1)] // how we were called, without "run DIR"
-	argv := append(append(append([]string{}, self...), "exec", sh.lr.Node, script), argvTail(spec.Argv)...)
+	argv := append(append(append([]string{}, self...), "exec", sh.lr.Node, formatRlimits(spec.Rlimits), script), argvTail(spec.Argv)...)
 	exe := "/proc/self/exe"
 	direct := !executable(exe, sh.cred)
 	if direct {
-		sh.log.Printf("uid %d may not execute this binary: running the script directly", spec.UID)
+		sh.log.Printf("uid %d may not execute this binary: running the script directly, without propagated limits", spec.UID)
 		exe, argv = script, append([]string{script}, argvTail(spec.Argv)...)
 	}
 	cmd := &exec.Cmd{
