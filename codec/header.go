@@ -161,6 +161,12 @@ const HeaderLen = 16
 // 23.02+ clients carry no credential and FlagNoAuthCred (plus
 // FlagKeepBuffer, as slurmctld sends 0x0044).
 func AppendFrame(dst []byte, version, msgType uint16, cred []byte, body []byte) []byte {
+	return append(AppendFrameHead(dst, version, msgType, cred, len(body)), body...)
+}
+
+// AppendFrameHead appends everything of a frame before its body of
+// bodyLen bytes, for a body written separately (in pieces, with writev).
+func AppendFrameHead(dst []byte, version, msgType uint16, cred []byte, bodyLen int) []byte {
 	flags := uint16(0)
 	authLen := 0
 	if cred == nil {
@@ -168,16 +174,16 @@ func AppendFrame(dst []byte, version, msgType uint16, cred []byte, body []byte) 
 	} else {
 		authLen = 4 + 4 + len(cred) + 1
 	}
-	total := HeaderLen + authLen + len(body)
+	total := HeaderLen + authLen + bodyLen
 	dst = binary.BigEndian.AppendUint32(dst, uint32(total))
-	dst = AppendHeader(dst, version, flags, msgType, uint32(len(body)))
+	dst = AppendHeader(dst, version, flags, msgType, uint32(bodyLen))
 	if cred != nil {
 		w := Writer{B: dst}
 		w.U32(AuthPluginMunge)
 		w.StrBytes(cred)
 		dst = w.B
 	}
-	return append(dst, body...)
+	return dst
 }
 
 // AppendRC appends a RESPONSE_SLURM_RC frame with return code rc.

@@ -31,6 +31,7 @@ type Request struct {
 // or a message type and body that edge frames (and signs for 22.05).
 type Reply struct {
 	Frame   []byte
+	More    [][]byte // further pieces of a prebuilt frame, written after Frame
 	MsgType uint16
 	Body    []byte
 	Drop    bool // close the connection without answering

@@ -313,6 +313,11 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 		var out []byte
 		if rep.Frame != nil && req.Version >= codec.V23_02 {
+			if len(rep.More) > 0 {
+				_, _ = c.Discard(n + 4)
+				s.stats.Record(req.MsgType, req.UID, time.Since(start))
+				return s.finishPieces(c, st, rep.Frame, rep.More)
+			}
 			out = rep.Frame // prebuilt and immutable: written as is, no copy
 		} else {
 			out = s.frame(nil, &req, rep)
@@ -379,6 +384,46 @@ func (s *Server) finish(c gnet.Conn, st *connState, out []byte) gnet.Action {
 // bigReply is the size above which a reply gets a socket buffer of its own.
 const bigReply = 256 << 10
 
+// finishPieces writes a prebuilt reply made of pieces (a squeue listing:
+// head, then chunks of encoded job records) with writev, straight from
+// the shared immutable buffers; what the kernel does not take is handed
+// to gnet's buffer.
+func (s *Server) finishPieces(c gnet.Conn, st *connState, head []byte, more [][]byte) gnet.Action {
+	st.done.Store(true)
+	st.doneAt.Store(time.Now().UnixNano())
+	total := len(head)
+	for _, p := range more {
+		total += len(p)
+	}
+	if total > bigReply && !s.noSndbuf.Load() {
+		if err := unix.SetsockoptInt(c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, total+64<<10); err != nil {
+			s.noSndbuf.Store(true)
+		}
+	}
+	sent, err := writePieces(c.Fd(), head, more)
+	if err != nil {
+		return gnet.Close
+	}
+	if sent < total {
+		// The rest goes through gnet's buffer (a copy it would make
+		// anyway; its writev does not split at the kernel's piece limit).
+		rest := make([]byte, 0, total-sent)
+		for _, p := range append([][]byte{head}, more...) {
+			if sent >= len(p) {
+				sent -= len(p)
+				continue
+			}
+			rest = append(rest, p[sent:]...)
+			sent = 0
+		}
+		_, _ = c.Write(rest)
+	}
+	if c.OutboundBuffered() == 0 {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
 // refuse answers a request that cannot be served with the Slurm error it
 // carries, as slurmctld does, and logs why.
 func (s *Server) refuse(c gnet.Conn, st *connState, f *codec.Frame, err error) gnet.Action {
@@ -410,14 +455,18 @@ func (s *Server) refuseAuth(c gnet.Conn, st *connState, f *codec.Frame, err erro
 func (s *Server) frame(dst []byte, req *Request, rep Reply) []byte {
 	if req.Version >= codec.V23_02 {
 		if rep.Frame != nil {
-			return append(dst, rep.Frame...)
+			dst = append(dst, rep.Frame...)
+			for _, p := range rep.More {
+				dst = append(dst, p...)
+			}
+			return dst
 		}
 		return codec.AppendFrame(dst, req.Version, rep.MsgType, nil, rep.Body)
 	}
 	if rep.Frame != nil {
 		// Prebuilt frames carry no credential; 22.05 needs one.
 		var f codec.Frame
-		if err := codec.DecodeFrame(rep.Frame, &f); err == nil {
+		if err := codec.DecodeFrame(joinPieces(rep.Frame, rep.More), &f); err == nil {
 			rep.MsgType, rep.Body = f.MsgType, f.Body
 		}
 	}

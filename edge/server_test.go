@@ -36,9 +36,28 @@ func (fakeHandler) Fast(req *Request) (Reply, bool) {
 		return RC(req.UID), true // echo the authenticated uid
 	case 9999:
 		return Reply{Drop: true}, true
+	case codec.REQUEST_JOB_INFO:
+		// A listing in pieces, more of them than one writev takes.
+		head := codec.AppendFrameHead(nil, req.Version, codec.RESPONSE_JOB_INFO, nil, len(piecesBody))
+		return Reply{Frame: head, More: pieces}, true
 	}
 	return Reply{}, false
 }
+
+// pieces: 3,000 slices (some empty) of an ~8 MB body.
+var pieces, piecesBody = func() ([][]byte, []byte) {
+	var ps [][]byte
+	var body []byte
+	for i := 0; i < 3000; i++ {
+		p := make([]byte, (i*7919)%5400)
+		for k := range p {
+			p[k] = byte(i + k)
+		}
+		ps = append(ps, p)
+		body = append(body, p...)
+	}
+	return ps, body
+}()
 
 func (fakeHandler) Slow(req *Request) Reply {
 	time.Sleep(20 * time.Millisecond)
@@ -46,6 +65,12 @@ func (fakeHandler) Slow(req *Request) Reply {
 }
 
 func startServer(t *testing.T) string {
+	t.Helper()
+	addr, _ := startServerWith(t)
+	return addr
+}
+
+func startServerWith(t *testing.T) (string, *Server) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,7 +84,7 @@ func startServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Stop(context.Background()) })
-	return addr
+	return addr, s
 }
 
 // exchange sends raw (in chunks of step bytes) and returns the reply
@@ -116,6 +141,39 @@ func TestServerAnswersSplitReadsSlowPathAndSigns(t *testing.T) {
 	sub := codec.AppendFrame(nil, codec.V26_05, codec.REQUEST_SUBMIT_BATCH_JOB, []byte("MUNGE:good:"), make([]byte, 77))
 	if _, rc := rcOf(t, exchange(t, addr, sub, len(sub))); rc != 77 {
 		t.Fatalf("slow path rc %d", rc)
+	}
+}
+
+// A reply made of pieces arrives whole: from one writev, from several
+// (more pieces than the kernel takes at once), and, when the socket
+// buffer cannot be enlarged and the client reads late, partly through
+// gnet's buffer; 22.05 gets it signed.
+func TestServerPiecedReply(t *testing.T) {
+	for _, forced := range []bool{true, false} {
+		addr, s := startServerWith(t)
+		s.noSndbuf.Store(!forced)
+		req := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		c.Write(req)
+		time.Sleep(200 * time.Millisecond) // let the server's writes fill the buffers
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := io.ReadAll(c)
+		c.Close()
+		var f codec.Frame
+		if err != nil || codec.DecodeFrame(got, &f) != nil || f.MsgType != codec.RESPONSE_JOB_INFO || string(f.Body) != string(piecesBody) {
+			t.Fatalf("SO_SNDBUFFORCE %v: got %d bytes (%v), want a frame with the %d-byte body", forced, len(got), err, len(piecesBody))
+		}
+		if forced {
+			req22 := codec.AppendFrame(nil, codec.V22_05, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil)
+			got22 := exchange(t, addr, req22, len(req22))
+			if codec.DecodeFrame(got22, &f) != nil || string(f.Cred) != "MUNGE:reply:" || string(f.Body) != string(piecesBody) {
+				t.Fatalf("22.05: %d bytes, credential %q", len(got22), f.Cred)
+			}
+		}
 	}
 }
 

@@ -32,6 +32,7 @@ type Request struct {
 // Reply mirrors edge.Reply.
 type Reply struct {
 	Frame   []byte
+	More    [][]byte // further pieces of a prebuilt frame, written after Frame
 	MsgType uint16
 	Body    []byte
 	Drop    bool // close without answering (what slurmctld does with undecodable messages)
@@ -58,6 +59,7 @@ type Options struct {
 type Controller struct {
 	opt      Options
 	snap     atomic.Pointer[Snapshot]
+	chunks   chunkCache // encoded job records, reused by the next snapshot
 	mu       sync.Mutex // serializes snapshot rebuilds after writes
 	started  time.Time
 	topo     *translate.Topology

@@ -34,10 +34,8 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At), true
 		}
 		if m.ShowFlags == 0 || (v >= codec.V24_11 && m.ShowFlags&showDetail == 0) {
-			return Reply{Frame: s.cached(v, kJobInfo, func(w *codec.Writer) uint16 {
-				s.encodeJobs(w, v, 0, func(*state.Job) bool { return true })
-				return codec.RESPONSE_JOB_INFO
-			})}, true
+			jr := s.records(v)
+			return Reply{Frame: jr.head, More: jr.pieces}, true
 		}
 		w := codec.Writer{}
 		s.encodeJobs(&w, v, m.ShowFlags, func(*state.Job) bool { return true })
@@ -146,7 +144,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 // ESLURM_INVALID_JOB_ID as slurmctld answers.
 func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32) Reply {
 	first := idAt(0)
-	e := s.byID[first]
+	e := s.lookup(first)
 	if e == nil {
 		return s.rc(v, codec.ESLURM_INVALID_JOB_ID)
 	}
@@ -159,9 +157,9 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 }
 
 // encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts.
-// Plain listings reuse each job's record encoded once per version; records
-// of 24.05 and older echo the request's show_flags, so those with flags
-// set, and SHOW_DETAIL listings, are encoded on the spot.
+// Plain listings copy each job's record from the snapshot's encoded
+// chunks; records of 24.05 and older echo the request's show_flags, so
+// those with flags set, and SHOW_DETAIL listings, are encoded on the spot.
 func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*state.Job) bool) {
 	n := uint32(0)
 	for _, e := range s.jobs {
@@ -170,26 +168,21 @@ func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep 
 		}
 	}
 	codec.AppendJobInfoHeader(w, v, n, s.JobsUpdate, 0)
-	cacheable := showFlags&showDetail == 0 && (v >= codec.V24_11 || showFlags == 0)
-	for _, e := range s.jobs {
-		if !keep(e.job) {
-			continue
+	if showFlags&showDetail == 0 && (v >= codec.V24_11 || showFlags == 0) {
+		for _, c := range s.records(v).chunks {
+			for i, e := range c.entries {
+				if keep(e.job) {
+					w.B = append(w.B, c.record(i)...)
+				}
+			}
 		}
-		// A dependency's shown state follows other jobs: never cached.
-		if !cacheable || e.job.Dependency != "" {
+		return
+	}
+	for _, e := range s.jobs {
+		if keep(e.job) {
 			ji := s.c.jobInfo(s, e.job, v, showFlags&showDetail != 0)
 			ji.EncodeFor(w, v, showFlags)
-			continue
 		}
-		p := e.enc[vidx(v)].Load()
-		if p == nil {
-			rw := codec.Writer{}
-			ji := s.c.jobInfo(s, e.job, v, false)
-			ji.Encode(&rw, v)
-			p = &rw.B
-			e.enc[vidx(v)].Store(p)
-		}
-		w.B = append(w.B, (*p)...)
 	}
 }
 

@@ -31,28 +31,8 @@ func TestSize100k(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fill in batches through the store's durable path.
-	const batch = 1000
 	start := time.Now()
-	for i := 0; i < n; i += batch {
-		_, err := store.Submit(batch, nil, func(first uint32) ([]*state.Job, error) {
-			jobs := make([]*state.Job, batch)
-			for k := range jobs {
-				jobs[k] = &state.Job{
-					ID: first + uint32(k), ArrayTaskID: codec.NoVal, Name: "fill" + strconv.Itoa(i+k),
-					UserID: 0, GroupID: 0, UserName: "root", Partition: "cpu", WorkDir: "/tmp",
-					StdIn: "/dev/null", StdOut: "/dev/null", SubmitTime: time.Now().Unix(),
-					TimeLimit: codec.Infinite, State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER,
-					MinNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1, TresReqStr: "cpu=1,mem=125G,node=1,billing=1",
-					ProtoVersion: codec.V24_11, DescFlags: 0xbe000000,
-				}
-			}
-			return jobs, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillHeld(t, store, n)
 	t.Logf("stored %d jobs in %v", n, time.Since(start))
 	store.Close()
 
@@ -79,19 +59,14 @@ func TestSize100k(t *testing.T) {
 		t.Fatal("no cached JOB_INFO reply")
 	}
 	firstReply := time.Since(start)
-	var f codec.Frame
-	if err := codec.DecodeFrame(rep.Frame, &f); err != nil {
-		t.Fatal(err)
-	}
-	var m codec.JobInfoMsg
-	r := codec.NewReader(f.Body)
-	if err := m.Decode(&r, f.Version); err != nil || len(m.Jobs) != n {
-		t.Fatalf("reply has %d jobs (%v), want %d", len(m.Jobs), err, n)
+	if got := len(decodeListing(t, rep).Jobs); got != n {
+		t.Fatalf("reply has %d jobs, want %d", got, n)
 	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	perJob := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+	runtime.KeepAlive(ctl)
 
 	// A change (one more job) rebuilds the snapshot; the next squeue
 	// re-encodes only the header around cached records.
@@ -104,11 +79,38 @@ func TestSize100k(t *testing.T) {
 	rep, _ = ctl.Fast(req)
 	reencode := time.Since(start)
 	t.Logf("%d jobs: restart to first squeue reply %v (load %v); heap %.0f B/job incl. encoded 24.11 records (%d B reply); snapshot rebuild %v; reply rebuild %v",
-		n, firstReply, loaded, perJob, len(rep.Frame), rebuild, reencode)
+		n, firstReply, loaded, perJob, len(joined(rep)), rebuild, reencode)
 }
 
 func jobInfoBody() []byte {
 	w := codec.Writer{}
 	(&codec.JobInfoRequest{}).Encode(&w, codec.V24_11)
 	return w.B
+}
+
+// fillHeld stores n held jobs (IDs from the store's next) through the
+// store's durable path, in batches.
+func fillHeld(t testing.TB, store *state.Store, n int) {
+	t.Helper()
+	for i := 0; i < n; {
+		batch := min(1000, n-i)
+		_, err := store.Submit(uint32(batch), nil, func(first uint32) ([]*state.Job, error) {
+			jobs := make([]*state.Job, batch)
+			for k := range jobs {
+				jobs[k] = &state.Job{
+					ID: first + uint32(k), ArrayTaskID: codec.NoVal, Name: "fill" + strconv.Itoa(i+k),
+					UserID: 0, GroupID: 0, UserName: "root", Partition: "cpu", WorkDir: "/tmp",
+					StdIn: "/dev/null", StdOut: "/dev/null", SubmitTime: time.Now().Unix(),
+					TimeLimit: codec.Infinite, State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER,
+					MinNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1, TresReqStr: "cpu=1,mem=125G,node=1,billing=1",
+					ProtoVersion: codec.V24_11, DescFlags: 0xbe000000,
+				}
+			}
+			return jobs, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i += batch
+	}
 }

@@ -1,9 +1,10 @@
 package ctld
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
@@ -15,18 +16,16 @@ const nVersions = 8
 
 func vidx(v uint16) int { return int(v>>8) - int(codec.MinVersion>>8) }
 
-// jobEntry is a job record plus its encoded JobInfo record per protocol
-// version. Records are immutable: a change makes a new entry, so encoded
-// bytes are shared by every snapshot that holds the same entry.
+// jobEntry is a job record. Records are immutable: a change makes a new
+// entry, so its identity tells whether encoded bytes (jobChunk) are
+// still valid.
 type jobEntry struct {
 	job *state.Job
-	enc [nVersions]atomic.Pointer[[]byte]
 }
 
 // reply kinds cached per snapshot and version.
 const (
-	kJobInfo = iota
-	kPartInfo
+	kPartInfo = iota
 	kPartInfoAll
 	kNodeInfo
 	kNodeInfoAll
@@ -61,12 +60,12 @@ type Snapshot struct {
 	NodesUpdate int64
 	PartsUpdate int64
 	ConfUpdate  int64
-	jobs        []*jobEntry
-	byID        map[uint32]*jobEntry
+	jobs        []*jobEntry // in ID order
 	topo        *translate.Topology
 	alloc       map[string]*nodeAlloc // node name -> what running jobs hold
 	c           *Controller
 	slots       [nVersions][nKinds]slot
+	recs        [nVersions]jobRecords
 }
 
 // Jobs returns the snapshot's job records in ID order.
@@ -114,11 +113,14 @@ func (s *Snapshot) rc(version uint16, rc uint32) Reply {
 // New. now is the change time in seconds.
 func (c *Controller) rebuild(now int64) {
 	old := c.snap.Load()
-	s := &Snapshot{c: c, topo: c.topo, byID: make(map[uint32]*jobEntry, len(c.jobs))}
+	s := &Snapshot{c: c, topo: c.topo}
 	s.jobs = append([]*jobEntry(nil), c.jobs...)
+	if !slices.IsSortedFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.job.ID, b.job.ID) }) {
+		// IDs only grow, so this does not happen; lookups depend on it.
+		slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.job.ID, b.job.ID) })
+	}
 	s.alloc = map[string]*nodeAlloc{}
 	for _, e := range s.jobs {
-		s.byID[e.job.ID] = e
 		j := e.job
 		if !codec.JobIsRunning(j.State) && j.State&codec.JOB_COMPLETING == 0 || j.Nodes == "" {
 			continue

@@ -1,0 +1,157 @@
+package ctld
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lablup/slurm-frontend/codec"
+)
+
+// Encoded job records live in chunks: the records of the jobs whose IDs
+// share ID>>chunkShift, back to back, as they appear in a
+// RESPONSE_JOB_INFO body. A plain squeue is answered with the frame head
+// followed by every chunk (written with writev), so each record is held
+// once per protocol version in use, not once more inside a whole-reply
+// copy; a change re-encodes only the chunks of the jobs that changed,
+// and a snapshot rebuild costs pointer comparisons, not a re-copy of the
+// whole listing (64 MB at 100,000 jobs).
+const chunkShift = 7 // 128 job IDs per chunk; ~800 writev pieces at 100,000 jobs
+
+type jobChunk struct {
+	key     uint32      // job ID >> chunkShift
+	entries []*jobEntry // the records encoded, in ID order
+	offs    []uint32    // entries[i]'s record is b[offs[i]:offs[i+1]]
+	b       []byte
+	// volatile: a record here shows other jobs' state (a dependency),
+	// so the chunk is valid for its snapshot only.
+	volatile bool
+}
+
+// same reports whether c encodes exactly group (the same immutable
+// entries), so a new snapshot can share it.
+func (c *jobChunk) same(group []*jobEntry) bool {
+	if c.volatile || len(c.entries) != len(group) {
+		return false
+	}
+	for i, e := range group {
+		if c.entries[i] != e {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *jobChunk) record(i int) []byte { return c.b[c.offs[i]:c.offs[i+1]] }
+
+// jobRecords is one snapshot's plain job listing in one version.
+type jobRecords struct {
+	once   sync.Once
+	chunks []*jobChunk
+	head   []byte   // frame head and RESPONSE_JOB_INFO header
+	pieces [][]byte // the chunks' bytes, to follow head
+}
+
+// chunkCache holds the chunks of the latest listing built per version,
+// for the next snapshot to reuse.
+type chunkCache [nVersions]atomic.Pointer[[]*jobChunk]
+
+// records returns the snapshot's encoded listing for version v, building
+// it on first use from the previous listing's chunks.
+func (s *Snapshot) records(v uint16) *jobRecords {
+	jr := &s.recs[vidx(v)]
+	jr.once.Do(func() { s.buildRecords(jr, v) })
+	return jr
+}
+
+func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
+	var prev []*jobChunk
+	if p := s.c.chunks[vidx(v)].Load(); p != nil {
+		prev = *p
+	}
+	type todo struct {
+		at    int
+		key   uint32
+		group []*jobEntry
+	}
+	var chunks []*jobChunk
+	var work []todo
+	pi := 0
+	for i := 0; i < len(s.jobs); {
+		key := s.jobs[i].job.ID >> chunkShift
+		j := i + 1
+		for j < len(s.jobs) && s.jobs[j].job.ID>>chunkShift == key {
+			j++
+		}
+		group := s.jobs[i:j:j]
+		for pi < len(prev) && prev[pi].key < key {
+			pi++
+		}
+		if pi < len(prev) && prev[pi].key == key && prev[pi].same(group) {
+			chunks = append(chunks, prev[pi])
+		} else {
+			work = append(work, todo{at: len(chunks), key: key, group: group})
+			chunks = append(chunks, nil)
+		}
+		i = j
+	}
+	// Encoding is read-only on the snapshot: spread a big first build
+	// (a restart with 100,000 jobs) over the CPUs.
+	workers := min(runtime.GOMAXPROCS(0), max(len(work)/16, 1))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(work) {
+					return
+				}
+				t := work[k]
+				chunks[t.at] = s.encodeChunk(t.key, t.group, v)
+			}
+		}()
+	}
+	wg.Wait()
+
+	jr.chunks = chunks
+	s.c.chunks[vidx(v)].Store(&chunks)
+	jr.pieces = make([][]byte, len(chunks))
+	bodyLen := 0
+	for i, c := range chunks {
+		jr.pieces[i] = c.b
+		bodyLen += len(c.b)
+	}
+	hdr := codec.Writer{}
+	codec.AppendJobInfoHeader(&hdr, v, uint32(len(s.jobs)), s.JobsUpdate, 0)
+	jr.head = codec.AppendFrameHead(nil, v, codec.RESPONSE_JOB_INFO, nil, len(hdr.B)+bodyLen)
+	jr.head = append(jr.head, hdr.B...)
+}
+
+func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16) *jobChunk {
+	c := &jobChunk{key: key, entries: group, offs: make([]uint32, 0, len(group)+1)}
+	w := codec.Writer{B: make([]byte, 0, len(group)*700)}
+	for _, e := range group {
+		c.offs = append(c.offs, uint32(len(w.B)))
+		if e.job.Dependency != "" {
+			c.volatile = true
+		}
+		ji := s.c.jobInfo(s, e.job, v, false)
+		ji.Encode(&w, v)
+	}
+	c.offs = append(c.offs, uint32(len(w.B)))
+	c.b = w.B[:len(w.B):len(w.B)]
+	return c
+}
+
+// lookup finds a job of the snapshot by ID.
+func (s *Snapshot) lookup(id uint32) *jobEntry {
+	i := sort.Search(len(s.jobs), func(i int) bool { return s.jobs[i].job.ID >= id })
+	if i < len(s.jobs) && s.jobs[i].job.ID == id {
+		return s.jobs[i]
+	}
+	return nil
+}
