@@ -51,7 +51,11 @@ func Open(dir string) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2)
+		WithNumCompactors(2).
+		// Jobs are read once, at start; scripts when a job starts. A
+		// large block cache would only keep the start-up scan resident
+		// (Badger's default is 256 MB).
+		WithBlockCacheSize(4 << 20)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)

@@ -14,6 +14,8 @@
 # HOLD_SWEEP (default 1,8,64) of slurm-frontend and the null server at the
 # first stage; default 10000, 0 = skip; the real slurmctld is left out: it
 # serves at most 50 connections at once, so it would only time out),
+# SIZE (jobs for the closing `bench size` run: restart time and RSS per
+# job of slurm-frontend alone, default 100000, 0 = skip),
 # REPEAT (measure every point N times and report the median, default 1),
 # PORT (base port, default 26800: ours PORT+17, real PORT+27, null PORT+37),
 # DIR (work dir under /srv/slurm-frontend, default /srv/slurm-frontend/bench),
@@ -31,6 +33,7 @@ if [ "$QUICK" = 1 ]; then
 	JOBS=${JOBS:-1000}
 	DURATION=${DURATION:-2s}
 	HOLD=${HOLD:-0}
+	SIZE=${SIZE:-10000}
 fi
 JOBS=${JOBS:-10000}
 STAGES=${STAGES:-$(printf '%s\n' 4 1000 "$JOBS" | sort -nu | tr '\n' ' ')}
@@ -41,6 +44,7 @@ PING=${PING:-1}
 HOLD=${HOLD:-10000}
 HOLD_SWEEP=${HOLD_SWEEP:-1,8,64}
 REPEAT=${REPEAT:-1}
+SIZE=${SIZE:-100000}
 PORT=${PORT:-26800}
 DIR=${DIR:-$SHARED/bench}
 OUT=${OUT:-$PWD/bench-report}
@@ -158,3 +162,8 @@ log "report"
 	--note "tools/bench.sh: JOBS=$JOBS STAGES=\"$STAGES\" SWEEP=$SWEEP DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT HOLD=$HOLD_N; total $SECONDS s" |
 	tee "$DIR/summary.txt"
 log "wrote $OUT.html and $OUT.json in $SECONDS s"
+
+if [ "$SIZE" -gt 0 ]; then
+	log "size: restart with $SIZE jobs, RSS per job (slurm-frontend alone)"
+	"$BIN" bench size --jobs "$SIZE" --listen 127.0.0.1:$((PORT + 47)) --munge-key "$KEY" 2>"$DIR/size.log" | tee "$DIR/size.txt"
+fi

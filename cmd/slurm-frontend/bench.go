@@ -47,6 +47,12 @@ null server.
       close. --reply-from copies a controller's replies (refetched on
       SIGHUP); --reply-size makes a RESPONSE_JOB_INFO of N bytes.
 
+  bench size   [--jobs 100000] [--listen 127.0.0.1:26900] [--munge-key FILE]
+      What a queue costs this server: starts it on an empty state dir
+      (baseline), submits one held job, copies it to N jobs in the store,
+      restarts it, and reports the time to serving and to the first whole
+      squeue listing, and RSS per job beyond the baseline.
+
   bench report FILE.json ... [--report out.html] [--json out.json]
       Merge the JSON of several runs into one report and print the ratios.
 
@@ -65,6 +71,8 @@ func benchMain(args []string) error {
 		return benchFill(args[1:])
 	case "null":
 		return benchNull(args[1:])
+	case "size":
+		return benchSize(args[1:])
 	case "report":
 		return benchReport(args[1:])
 	case "-h", "--help", "help":
@@ -389,6 +397,65 @@ func benchReport(args []string) error {
 	}
 	if *report != "" {
 		return rep.WriteHTML(*report)
+	}
+	return nil
+}
+
+func benchSize(args []string) error {
+	fs := flag.NewFlagSet("bench size", flag.ContinueOnError)
+	jobs := fs.Int("jobs", 100000, "jobs in the queue")
+	listen := fs.String("listen", "127.0.0.1:26900", "address the measured server listens on")
+	stateDir := fs.String("state-dir", "", "state dir to fill (default: a temporary one, removed after)")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for the server")
+	mf := addMintFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	m, err := mf.minter()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir := *stateDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "slurm-frontend-size-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	argv := []string{self, "serve", "--state-dir", dir, "--listen", *listen, "--munge-key", *mf.key}
+	ctx, cancel := signalContext()
+	defer cancel()
+
+	fmt.Printf("bench size: %s, %d jobs\n", strings.Join(argv, " "), *jobs)
+	base, err := bench.MeasureStart(ctx, argv, *listen, m, *timeout, func() error {
+		_, err := bench.Fill(ctx, *listen, 1, 1, m, *timeout, nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	fmt.Printf("baseline: serving after %v, RSS %.1f MiB\n", base.Serving.Round(time.Millisecond), float64(base.RSSKiB)/1024)
+	start := time.Now()
+	added, err := bench.CloneJobs(dir, *jobs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("stored %d more held jobs in %.1f s\n", added, time.Since(start).Seconds())
+	full, err := bench.MeasureStart(ctx, argv, *listen, m, *timeout, nil)
+	if err != nil {
+		return fmt.Errorf("with %d jobs: %w", *jobs, err)
+	}
+	perJob := float64(full.RSSKiB-base.RSSKiB) * 1024 / float64(full.Jobs)
+	fmt.Printf("%d jobs: serving after %v, first whole squeue listing (%d jobs, %.1f MB) after %v\n",
+		*jobs, full.Serving.Round(time.Millisecond), full.Jobs, float64(full.ListingBytes)/1e6, full.FirstListing.Round(time.Millisecond))
+	fmt.Printf("RSS %.1f MiB (peak %.1f MiB), baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
+		float64(full.RSSKiB)/1024, float64(full.HWMKiB)/1024, float64(base.RSSKiB)/1024, perJob)
+	if int(full.Jobs) != *jobs {
+		return fmt.Errorf("the listing has %d jobs, want %d", full.Jobs, *jobs)
 	}
 	return nil
 }

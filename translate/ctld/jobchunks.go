@@ -105,13 +105,14 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var scratch codec.Writer
 			for {
 				k := int(next.Add(1)) - 1
 				if k >= len(work) {
 					return
 				}
 				t := work[k]
-				chunks[t.at] = s.encodeChunk(t.key, t.group, v)
+				chunks[t.at] = s.encodeChunk(t.key, t.group, v, &scratch)
 			}
 		}()
 	}
@@ -131,19 +132,22 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 	jr.head = append(jr.head, hdr.B...)
 }
 
-func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16) *jobChunk {
+// encodeChunk encodes group in scratch, then keeps an exactly sized copy:
+// chunks live as long as their jobs do not change.
+func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch *codec.Writer) *jobChunk {
 	c := &jobChunk{key: key, entries: group, offs: make([]uint32, 0, len(group)+1)}
-	w := codec.Writer{B: make([]byte, 0, len(group)*700)}
+	w := scratch
+	w.B = w.B[:0]
 	for _, e := range group {
 		c.offs = append(c.offs, uint32(len(w.B)))
 		if e.job.Dependency != "" {
 			c.volatile = true
 		}
 		ji := s.c.jobInfo(s, e.job, v, false)
-		ji.Encode(&w, v)
+		ji.Encode(w, v)
 	}
 	c.offs = append(c.offs, uint32(len(w.B)))
-	c.b = w.B[:len(w.B):len(w.B)]
+	c.b = append(make([]byte, 0, len(w.B)), w.B...)
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -66,6 +67,13 @@ func TestSize100k(t *testing.T) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	perJob := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+	if p := os.Getenv("SLURM_FRONTEND_SIZE_HEAPPROF"); p != "" {
+		// go tool pprof -sample_index=inuse_space: what the queue holds.
+		if f, err := os.Create(p); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	runtime.KeepAlive(ctl)
 
 	// A change (one more job) rebuilds the snapshot; the next squeue
