@@ -87,7 +87,9 @@ func (c *Controller) kill(req *Request) Reply {
 			continue
 		}
 		if codec.JobIsPending(j.State) && j.SessionID == "" {
-			j.State, j.Reason, j.EndTime, j.StartTime = codec.JOB_CANCELLED, codec.WAIT_NO_REASON, now, now
+			// slurmctld keeps the pending reason (squeue shows a
+			// cancelled held job as CANCELLED JobHeldUser).
+			j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, now, now
 			if j.ArrayTasks != "" && tasks != nil {
 				// Only some tasks of the pending array record.
 				a, err := parseArray(j.ArrayTasks, maxArrayIndex)
