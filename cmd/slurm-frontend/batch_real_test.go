@@ -28,22 +28,60 @@ func TestBatchReal(t *testing.T) {
 	scenarios := []struct {
 		name string
 		fn   func(*testing.T, *bside)
+		// alone: the scenario needs the real cluster to itself, so it
+		// runs on its own, before the others (which run in parallel):
+		//   - script lists `squeue -t all`, every job of the cluster:
+		//     the other scenarios' jobs cancelled while pending have an
+		//     empty NODELIST(REASON) (a row of 7 fields under 8 headers),
+		//     and real squeue keeps listing them for MinJobAge (300 s).
+		//   - memplacement's --mem=0 jobs take all of n1's memory, and n1
+		//     (the only node with a slurmd) runs every job of the real
+		//     cluster. In parallel with the others, its first job waits
+		//     (Resources) for theirs, e.g. timelimit's, which runs 60-90 s;
+		//     its second one gets reason "Nodes required for job are DOWN,
+		//     DRAINED or reserved for jobs in higher priority partitions"
+		//     instead of Resources when a higher-priority job of partition
+		//     cpu is waiting for n1 (the scheduler then keeps n1 from
+		//     lower-priority jobs of partition debug); and while its jobs
+		//     hold n1, the other scenarios' jobs do not start.
+		alone bool
 	}{
-		{"script", batchScript}, {"wait", batchWait}, {"array", batchArray}, {"dependency", batchDependency},
-		{"beginhold", batchBeginHold}, {"cancel", batchCancel}, {"timelimit", func(t *testing.T, s *bside) { batchTimeLimit(t, s)(t) }},
-		{"memplacement", func(t *testing.T, s *bside) { batchMemoryPlacement(t, s, "--mem=0") }},
-		{"rlimits", batchRlimits},
+		{name: "script", fn: batchScript, alone: true}, {name: "wait", fn: batchWait}, {name: "array", fn: batchArray},
+		{name: "dependency", fn: batchDependency}, {name: "beginhold", fn: batchBeginHold}, {name: "cancel", fn: batchCancel},
+		{name: "timelimit", fn: func(t *testing.T, s *bside) { batchTimeLimit(t, s)(t) }},
+		{name: "memplacement", fn: func(t *testing.T, s *bside) { batchMemoryPlacement(t, s, "--mem=0") }, alone: true},
+		{name: "rlimits", fn: batchRlimits}, {name: "scancelfilters", fn: batchScancelFilters},
 	}
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
 			rs := startRealSlurm(t, rel)
+			run := func(t *testing.T, fn func(*testing.T, *bside)) {
+				dir := workDir(t, "rbatch-")
+				s := &bside{name: "real slurmctld " + rel, rel: rel, r: rs.as(t).in(dir), dir: dir, real: true, logs: rs.Logs}
+				// A scenario that fails half-way leaves its jobs behind
+				// (memplacement's sleep 300 holds all of n1's memory): cancel
+				// them, so that the failure does not spread to the scenarios
+				// that run after it.
+				t.Cleanup(func() { s.cancelMine(t) })
+				fn(t, s)
+			}
+			// The scenarios that need the cluster to themselves, one after
+			// the other (script first: nothing else has run yet); then the
+			// others in parallel (a t.Parallel subtest starts when this
+			// function has returned).
 			for _, sc := range scenarios {
-				t.Run(sc.name, func(t *testing.T) {
-					t.Parallel()
-					dir := workDir(t, "rbatch-")
-					sc.fn(t, &bside{name: "real slurmctld " + rel, rel: rel, r: rs.as(t).in(dir), dir: dir, real: true, logs: rs.Logs})
-				})
+				if sc.alone {
+					t.Run(sc.name, func(t *testing.T) { run(t, sc.fn) })
+				}
+			}
+			for _, sc := range scenarios {
+				if !sc.alone {
+					t.Run(sc.name, func(t *testing.T) {
+						t.Parallel()
+						run(t, sc.fn)
+					})
+				}
 			}
 		})
 	}

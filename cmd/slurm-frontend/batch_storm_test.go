@@ -24,14 +24,17 @@ import (
 // same state directory each time. Every job
 // id an sbatch printed must exist exactly once afterwards and run exactly
 // once (each job appends its id to one shared file), no id may be given
-// twice, and the next submission gets an id above all of them.
+// twice, and the next submission gets an id above all of them. The jobs
+// ask for little memory (--mem=100M), so that many share a node and the
+// 1,000 finish within the test's wait (without --mem each would take a
+// whole node: 12 at a time).
 func TestBatchDurability(t *testing.T) {
 	t.Parallel()
 	const (
-		n       = 300 // submissions
-		conc    = 24  // sbatch processes at once
-		killAt  = 75  // acknowledged submissions before the first SIGKILL
-		jobTime = "2" // seconds each job sleeps after recording itself
+		n       = 1000 // submissions, as the issue asks
+		conc    = 24   // sbatch processes at once
+		killAt  = 250  // acknowledged submissions before the first SIGKILL
+		jobTime = "2"  // seconds each job sleeps after recording itself
 	)
 	f := newFrontend(t, batchCluster)
 	dir := workDir(t, "storm-")
@@ -62,7 +65,7 @@ func TestBatchDurability(t *testing.T) {
 			for i := range work {
 				rel := releases[i%len(releases)]
 				res := result{rel: rel, start: time.Now()}
-				res.out, res.errs, res.code, res.err = stormClient(rel, conf, dir, "sbatch", "-J", fmt.Sprintf("storm%d", i), "-o", "/dev/null", "storm.sh")
+				res.out, res.errs, res.code, res.err = stormClient(rel, conf, dir, "sbatch", "-J", fmt.Sprintf("storm%d", i), "--mem=100M", "-o", "/dev/null", "storm.sh")
 				res.end = time.Now()
 				if m := submittedRe.FindStringSubmatch(res.out); m != nil && res.code == 0 {
 					res.id, _ = strconv.Atoi(m[1])
