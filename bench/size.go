@@ -64,7 +64,13 @@ type StartResult struct {
 	ListingBytes int
 	RSSKiB       int64 // right after the first listing
 	HWMKiB       int64 // peak RSS until then
+	SettledKiB   int64 // RSS after Settle more (idle) time
 }
+
+// Settle is how long MeasureStart waits, idle, before reading RSS again:
+// the Go runtime returns the start-up garbage to the system over a few
+// seconds, so this is what the server keeps.
+var Settle = 5 * time.Second
 
 // MeasureStart starts argv (a controller that will listen on addr), and
 // measures how long until it answers, how long until a stock squeue's
@@ -130,6 +136,10 @@ func MeasureStart(ctx context.Context, argv []string, addr string, m *Minter, ti
 	res.Jobs = binary.BigEndian.Uint32(rep.body)
 	res.ListingBytes = len(raw)
 	if res.RSSKiB, res.HWMKiB, err = ProcMem(cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	time.Sleep(Settle)
+	if res.SettledKiB, _, err = ProcMem(cmd.Process.Pid); err != nil {
 		return nil, err
 	}
 	if then != nil {

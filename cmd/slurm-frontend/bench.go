@@ -450,10 +450,13 @@ func benchSize(args []string) error {
 		return fmt.Errorf("with %d jobs: %w", *jobs, err)
 	}
 	perJob := float64(full.RSSKiB-base.RSSKiB) * 1024 / float64(full.Jobs)
+	settled := float64(full.SettledKiB-base.SettledKiB) * 1024 / float64(full.Jobs)
 	fmt.Printf("%d jobs: serving after %v, first whole squeue listing (%d jobs, %.1f MB) after %v\n",
 		*jobs, full.Serving.Round(time.Millisecond), full.Jobs, float64(full.ListingBytes)/1e6, full.FirstListing.Round(time.Millisecond))
 	fmt.Printf("RSS %.1f MiB (peak %.1f MiB), baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
 		float64(full.RSSKiB)/1024, float64(full.HWMKiB)/1024, float64(base.RSSKiB)/1024, perJob)
+	fmt.Printf("after %v idle: RSS %.1f MiB, baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
+		bench.Settle, float64(full.SettledKiB)/1024, float64(base.SettledKiB)/1024, settled)
 	if int(full.Jobs) != *jobs {
 		return fmt.Errorf("the listing has %d jobs, want %d", full.Jobs, *jobs)
 	}
