@@ -56,30 +56,33 @@ func (c *Config) defaults() {
 // Server is the controller-port listener.
 type Server struct {
 	gnet.BuiltinEventEngine
-	cfg      Config
-	h        Handler
-	auth     Authenticator
-	signer   Signer
-	stats    Stats
-	log      Logger
-	eng      gnet.Engine
-	ready    chan error
-	work     chan *job
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    map[gnet.Conn]*connState
-	open     atomic.Int64
-	stopped  atomic.Bool
-	acct     bpf.Accounting // per-source-host connection load (eBPF, or userspace)
-	noSndbuf atomic.Bool    // SO_SNDBUFFORCE refused (not CAP_NET_ADMIN)
-	user     *bpf.Userspace // set when acct is the userspace fallback
-	lastLog  time.Time
+	cfg       Config
+	h         Handler
+	auth      Authenticator
+	signer    Signer
+	stats     Stats
+	log       Logger
+	eng       gnet.Engine
+	ready     chan error
+	work      chan *job
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	conns     map[gnet.Conn]*connState
+	open      atomic.Int64
+	stopped   atomic.Bool
+	acct      bpf.Accounting // per-source-host connection load (eBPF, or userspace)
+	noSndbuf  atomic.Bool    // SO_SNDBUFFORCE refused (not CAP_NET_ADMIN)
+	user      *bpf.Userspace // set when acct is the userspace fallback
+	lastWakes atomic.Int64   // OnTraffic calls of the last closed connection (tests)
+	lastLog   time.Time
 }
 
 type connState struct {
 	opened time.Time
 	done   atomic.Bool // answered (or refused): ignore further input
 	doneAt atomic.Int64
+	lowat  int // SO_RCVLOWAT last set (event-loop goroutine only)
+	wakes  int // OnTraffic calls (event-loop goroutine only; tests)
 }
 
 type job struct {
@@ -226,6 +229,9 @@ func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 }
 
 func (s *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
+	if st, _ := c.Context().(*connState); st != nil {
+		s.lastWakes.Store(int64(st.wakes))
+	}
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -269,6 +275,11 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		_, _ = c.Discard(c.InboundBuffered())
 		return gnet.None
 	}
+	st.wakes++
+	if have := c.InboundBuffered(); have < 4 {
+		s.waitFor(c, st, 4-have)
+		return gnet.None
+	}
 	hdr, err := c.Peek(4)
 	if err != nil || len(hdr) < 4 {
 		return gnet.None // wait for more
@@ -281,7 +292,8 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		st.done.Store(true)
 		return gnet.Close
 	}
-	if c.InboundBuffered() < n+4 {
+	if have := c.InboundBuffered(); have < n+4 {
+		s.waitFor(c, st, n+4-have)
 		return gnet.None
 	}
 	raw, err := c.Peek(n + 4)
@@ -379,6 +391,25 @@ func (s *Server) finish(c gnet.Conn, st *connState, out []byte) gnet.Action {
 		return gnet.Close
 	}
 	return gnet.None
+}
+
+// maxLowat caps SO_RCVLOWAT below the smallest receive buffer a
+// connection can have, so that the wake-up always comes.
+const maxLowat = 32 << 10
+
+// waitFor tells the kernel not to wake the event loop for this
+// connection until missing more bytes have arrived (or it is closed): a
+// client that trickles its request (a slow link, or a byte-a-second
+// attacker) then costs one wake-up per request instead of one per
+// segment. Clients that send the whole frame at once never get here.
+func (s *Server) waitFor(c gnet.Conn, st *connState, missing int) {
+	want := min(max(missing, 1), maxLowat)
+	if want == st.lowat || (want == 1 && st.lowat == 0) {
+		return
+	}
+	if err := unix.SetsockoptInt(c.Fd(), unix.SOL_SOCKET, unix.SO_RCVLOWAT, want); err == nil {
+		st.lowat = want
+	}
 }
 
 // bigReply is the size above which a reply gets a socket buffer of its own.

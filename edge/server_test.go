@@ -177,6 +177,40 @@ func TestServerPiecedReply(t *testing.T) {
 	}
 }
 
+// A request trickled in byte by byte wakes the server a few times, not
+// once per byte (SO_RCVLOWAT), and is answered.
+func TestServerTrickledRequest(t *testing.T) {
+	addr, s := startServerWith(t)
+	ping := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_PING, []byte("MUNGE:good:"), make([]byte, 200))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetNoDelay(true)
+	for i := range ping {
+		c.Write(ping[i : i+1])
+		time.Sleep(2 * time.Millisecond)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	reply, err := io.ReadAll(c)
+	if err != nil || len(reply) == 0 {
+		t.Fatalf("no reply to a trickled ping: %v", err)
+	}
+	if _, rc := rcOf(t, reply); rc != 1000 {
+		t.Fatalf("rc %d", rc)
+	}
+	var wakes int64
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if wakes = s.lastWakes.Load(); wakes > 0 {
+			break
+		}
+	}
+	if wakes == 0 || wakes > 4 {
+		t.Errorf("%d-byte request sent a byte at a time woke the server %d times, want 2 or 3", len(ping), wakes)
+	}
+}
+
 func TestServerRefusals(t *testing.T) {
 	addr := startServer(t)
 	for name, raw := range map[string][]byte{
