@@ -56,112 +56,175 @@ func (c *Controller) kill(req *Request) Reply {
 			return rcReply(codec.ESLURM_ACCESS_DENIED)
 		}
 	}
-	sig := int(k.Signal)
-	if sig == 0 {
-		sig = 9
-	}
-	now := time.Now().Unix()
-	var toKill, toSignal []*state.Job
+	b := newKillBatch(k.Signal, k.Flags)
 	alive, stepsOnly := 0, 0
-	var started []uint32
-	changed := false
 	for _, e := range targets {
-		j := *e.job
-		if codec.JobIsFinished(j.State) {
+		out, err := c.killLocked(b, e, tasks)
+		if err != nil {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_INTERNAL)
+		}
+		switch out {
+		case killFinished:
 			continue
+		case killStepsOnly:
+			stepsOnly++
 		}
 		alive++
-		if sig != 9 || k.Flags&(codec.KillJobBatch|codec.KillFullJob) != 0 {
-			// A signal (anything but the default SIGKILL of a plain
-			// scancel) goes to running jobs only. Without --batch or
-			// --full slurmctld sends it to the job's steps alone, not
-			// the batch shell: batch jobs without srun steps get none.
-			if codec.JobIsPending(j.State) {
-				continue
-			}
-			if k.Flags&(codec.KillJobBatch|codec.KillFullJob) != 0 {
-				toSignal = append(toSignal, e.job)
-			} else {
-				stepsOnly++
-			}
-			continue
-		}
-		if codec.JobIsPending(j.State) && j.SessionID == "" {
-			// slurmctld keeps the pending reason (squeue shows a
-			// cancelled held job as CANCELLED JobHeldUser).
-			j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, now, now
-			if j.ArrayTasks != "" && tasks != nil {
-				// Only some tasks of the pending array record.
-				a, err := parseArray(j.ArrayTasks, maxArrayIndex)
-				if err == nil {
-					rest := &arrayRange{limit: a.limit}
-					for _, t := range a.tasks {
-						if !tasks.contains(t) {
-							rest.tasks = append(rest.tasks, t)
-						}
-					}
-					if rest.count() > 0 {
-						j = *e.job
-						j.ArrayTasks = rest.String()
-					}
-				}
-			}
-			if err := c.opt.Store.Put(&j); err != nil {
-				c.mu.Unlock()
-				return rcReply(codec.ESLURM_INTERNAL)
-			}
-			c.replace(e, &j)
-			c.counters.canceled.Add(1)
-			changed = true
-			continue
-		}
-		// Handed to the engine: mark it cancelled (and completing) now,
-		// as slurmctld does; the engine's event finishes it.
-		if codec.JobIsRunning(j.State) {
-			started = append(started, j.ID)
-		}
-		j.State = codec.JOB_CANCELLED | codec.JOB_COMPLETING
-		j.EndTime = now
-		if err := c.opt.Store.Put(&j); err == nil {
-			c.replace(e, &j)
-			changed = true
-		}
-		toKill = append(toKill, &j)
 	}
-	if changed {
-		c.rebuild(now)
+	if b.changed {
+		c.rebuild(b.now)
 	}
 	c.mu.Unlock()
 	if alive == 0 {
 		return rcReply(codec.ESLURM_ALREADY_DONE)
 	}
-	if (sig != 9 || k.Flags&(codec.KillJobBatch|codec.KillFullJob) != 0) && len(toSignal) == 0 && stepsOnly == 0 {
+	if b.signalOnly() && len(b.toSignal) == 0 && stepsOnly == 0 {
 		return rcReply(codec.ESLURM_JOB_PENDING)
 	}
+	c.endKilled(b)
+	for _, j := range b.toSignal {
+		if err := c.signalJob(b, j); err != nil {
+			return rcReply(codec.CodeOf(err))
+		}
+	}
+	c.wake()
+	return rcReply(codec.SLURM_SUCCESS)
+}
+
+// killBatch collects what kills and signals decided under c.mu, for the
+// engine work done once the lock is released (endKilled, signalJob).
+type killBatch struct {
+	sig      int
+	flags    uint16       // KILL_* bits
+	now      int64        // the cancel time
+	toKill   []*state.Job // marked cancelled; the engine ends their sessions
+	toSignal []*state.Job // running jobs to signal (--batch or --full)
+	started  []uint32     // of toKill, the jobs that were running
+	changed  bool         // records changed: the snapshot needs a rebuild
+}
+
+// newKillBatch starts a batch for signal sig (0 = SIGKILL) and flags.
+func newKillBatch(sig, flags uint16) *killBatch {
+	b := &killBatch{sig: int(sig), flags: flags, now: time.Now().Unix()}
+	if b.sig == 0 {
+		b.sig = 9
+	}
+	return b
+}
+
+// signalOnly reports whether the batch signals jobs rather than ending
+// them: anything but the default SIGKILL of a plain scancel.
+func (b *killBatch) signalOnly() bool {
+	return b.sig != 9 || b.flags&(codec.KillJobBatch|codec.KillFullJob) != 0
+}
+
+// killOutcome is what killLocked did with one job record.
+type killOutcome int
+
+const (
+	killFinished   killOutcome = iota // already finished: nothing done
+	killNotRunning                    // a signal for a pending job: nothing sent
+	killStepsOnly                     // a signal for the job's steps only (a batch job here has none)
+	killSignal                        // queued on toSignal
+	killCancelled                     // pending: cancelled at once
+	killEnding                        // marked cancelled and queued on toKill
+)
+
+// killLocked applies the batch's kill or signal to one job record, with
+// c.mu held; tasks (nil = all) limits a pending array record to those
+// tasks. An error is the store refusing the change of a pending job.
+func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (killOutcome, error) {
+	j := *e.job
+	if codec.JobIsFinished(j.State) {
+		return killFinished, nil
+	}
+	if b.signalOnly() {
+		// A signal (anything but the default SIGKILL of a plain
+		// scancel) goes to running jobs only. Without --batch or
+		// --full slurmctld sends it to the job's steps alone, not
+		// the batch shell: batch jobs without srun steps get none.
+		if codec.JobIsPending(j.State) {
+			return killNotRunning, nil
+		}
+		if b.flags&(codec.KillJobBatch|codec.KillFullJob) != 0 {
+			b.toSignal = append(b.toSignal, e.job)
+			return killSignal, nil
+		}
+		return killStepsOnly, nil
+	}
+	if codec.JobIsPending(j.State) && j.SessionID == "" {
+		// slurmctld keeps the pending reason (squeue shows a
+		// cancelled held job as CANCELLED JobHeldUser).
+		j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, b.now, b.now
+		if j.ArrayTasks != "" && tasks != nil {
+			// Only some tasks of the pending array record.
+			a, err := parseArray(j.ArrayTasks, maxArrayIndex)
+			if err == nil {
+				rest := &arrayRange{limit: a.limit}
+				for _, t := range a.tasks {
+					if !tasks.contains(t) {
+						rest.tasks = append(rest.tasks, t)
+					}
+				}
+				if rest.count() > 0 {
+					j = *e.job
+					j.ArrayTasks = rest.String()
+				}
+			}
+		}
+		if err := c.opt.Store.Put(&j); err != nil {
+			return killCancelled, err
+		}
+		c.replace(e, &j)
+		c.counters.canceled.Add(1)
+		b.changed = true
+		return killCancelled, nil
+	}
+	// Handed to the engine: mark it cancelled (and completing) now,
+	// as slurmctld does; the engine's event finishes it.
+	if codec.JobIsRunning(j.State) {
+		b.started = append(b.started, j.ID)
+	}
+	j.State = codec.JOB_CANCELLED | codec.JOB_COMPLETING
+	j.EndTime = b.now
+	if err := c.opt.Store.Put(&j); err == nil {
+		c.replace(e, &j)
+		b.changed = true
+	}
+	b.toKill = append(b.toKill, &j)
+	return killEnding, nil
+}
+
+// endKilled has the engine end the sessions of the batch's cancelled
+// jobs (c.mu not held).
+func (c *Controller) endKilled(b *killBatch) {
 	ctx := context.Background()
-	for _, j := range toKill {
+	for _, j := range b.toKill {
 		if c.opt.Exec == nil || j.SessionID == sessionCreating {
 			continue
 		}
-		if slices.Contains(started, j.ID) {
-			cancelNote(j, now)
+		if slices.Contains(b.started, j.ID) {
+			cancelNote(j, b.now)
 		}
 		// As slurmd: SIGTERM, then SIGKILL after KillWait.
 		if err := c.opt.Exec.DestroySession(ctx, translate.SessionID(j.SessionID), false); err != nil {
 			c.logf("job %d: destroy session: %v", j.ID, err)
 		}
 	}
-	for _, j := range toSignal {
-		if c.opt.Exec == nil {
-			return rcReply(codec.ESLURM_NOT_SUPPORTED)
-		}
-		if err := c.opt.Exec.SignalSession(ctx, translate.SessionID(j.SessionID), sig, k.Flags&codec.KillJobBatch != 0); err != nil {
-			c.logf("job %d: signal %d: %v", j.ID, sig, err)
-			return rcReply(codec.CodeOf(err))
-		}
+}
+
+// signalJob sends the batch's signal to a running job of its toSignal
+// (c.mu not held): the batch shell alone with --batch, else everything.
+func (c *Controller) signalJob(b *killBatch, j *state.Job) error {
+	if c.opt.Exec == nil {
+		return codec.Errorf(codec.ESLURM_NOT_SUPPORTED, "no executor to signal job %d", j.ID)
 	}
-	c.wake()
-	return rcReply(codec.SLURM_SUCCESS)
+	if err := c.opt.Exec.SignalSession(context.Background(), translate.SessionID(j.SessionID), b.sig, b.flags&codec.KillJobBatch != 0); err != nil {
+		c.logf("job %d: signal %d: %v", j.ID, b.sig, err)
+		return err
+	}
+	return nil
 }
 
 // parseJobSpec reads "123", "123_7", "123_[1-3,5]" or "123_*"; tasks nil

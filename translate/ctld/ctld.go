@@ -110,7 +110,7 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 		return r, true
 	}
 	switch req.MsgType {
-	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE, codec.REQUEST_TOP_JOB,
+	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_KILL_JOBS, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE, codec.REQUEST_TOP_JOB,
 		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO:
 		return Reply{}, false
 	}
@@ -143,7 +143,7 @@ func slurmDecodes(t uint16) bool {
 
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_CANCEL_JOB_STEP: {},
-	codec.REQUEST_KILL_JOBS: {}, codec.REQUEST_PRIORITY_FACTORS: {}, codec.REQUEST_SHARE_INFO: {},
+	codec.REQUEST_PRIORITY_FACTORS: {}, codec.REQUEST_SHARE_INFO: {},
 	codec.REQUEST_CONFIG: {}, codec.REQUEST_BATCH_SCRIPT: {}, codec.REQUEST_JOB_READY: {},
 	codec.REQUEST_JOB_STATE: {},
 }
@@ -155,6 +155,8 @@ func (c *Controller) Slow(req *Request) Reply {
 		return c.submit(req)
 	case codec.REQUEST_KILL_JOB:
 		return c.kill(req)
+	case codec.REQUEST_KILL_JOBS:
+		return c.killJobs(req)
 	case codec.REQUEST_UPDATE_JOB:
 		return c.update(req)
 	case codec.REQUEST_JOB_REQUEUE:
