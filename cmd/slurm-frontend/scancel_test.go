@@ -113,3 +113,38 @@ func batchScancelFilters(t *testing.T, s *bside) {
 		t.Errorf("%s: scancel -n (no such name): exit %d, stdout %q, stderr %q; want nothing", s.name, code, out, errs)
 	}
 }
+
+// scancel --full and scancel -b with the default SIGKILL, on running jobs
+// (measured on real 22.05, 24.11 and 26.05): --full is a plain cancel
+// (SIGTERM first: CANCELLED, ExitCode 0:15); -b kills the batch shell
+// alone, and the job FAILS of the signal, described as
+// "RaisedSignal:9(Killed)" from 23.02 on, JobLaunchFailure by 22.05.
+func TestBatchScancelKill(t *testing.T) {
+	t.Parallel()
+	f := newFrontend(t, batchCluster)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) { batchScancelKill(t, oursSide(t, f, rel)) })
+	}
+}
+
+func batchScancelKill(t *testing.T, s *bside) {
+	signaled := "RaisedSignal:9(Killed)"
+	if s.rel < "23.02" {
+		signaled = "JobLaunchFailure"
+	}
+	for _, tc := range []struct{ flag, state, reason, exit string }{
+		{"--full", "CANCELLED", "None", "0:15"},
+		{"-b", "FAILED", signaled, "0:9"},
+	} {
+		id := s.sbatch(t, "-o", "/dev/null", "--mem=100M", "--wrap", "sleep 300")
+		s.mustReach(t, id, "RUNNING", "", 30*time.Second)
+		if out, errs, code := s.r.run(s.rel, "scancel", tc.flag, id); code != 0 || out != "" || errs != "" {
+			t.Errorf("%s: scancel %s %s: exit %d, stdout %q, stderr %q", s.name, tc.flag, id, code, out, errs)
+		}
+		if st, reason := s.waitDone(t, id, 30*time.Second); st != tc.state || reason != tc.reason {
+			t.Errorf("%s: after scancel %s: job %s %s %s, want %s %s", s.name, tc.flag, id, st, reason, tc.state, tc.reason)
+		}
+		s.wantKV(t, "scontrol show job "+id+" after scancel "+tc.flag, s.showJob(t, id),
+			map[string]string{"JobState": tc.state, "Reason": tc.reason, "ExitCode": tc.exit})
+	}
+}

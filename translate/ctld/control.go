@@ -57,7 +57,7 @@ func (c *Controller) kill(req *Request) Reply {
 		}
 	}
 	b := newKillBatch(k.Signal, k.Flags)
-	alive, stepsOnly := 0, 0
+	alive, notRunning := 0, 0
 	for _, e := range targets {
 		out, err := c.killLocked(b, e, tasks)
 		if err != nil {
@@ -67,8 +67,8 @@ func (c *Controller) kill(req *Request) Reply {
 		switch out {
 		case killFinished:
 			continue
-		case killStepsOnly:
-			stepsOnly++
+		case killNotRunning:
+			notRunning++
 		}
 		alive++
 	}
@@ -79,7 +79,8 @@ func (c *Controller) kill(req *Request) Reply {
 	if alive == 0 {
 		return rcReply(codec.ESLURM_ALREADY_DONE)
 	}
-	if b.signalOnly() && len(b.toSignal) == 0 && stepsOnly == 0 {
+	if notRunning == alive {
+		// Only pending jobs, and a signal they cannot take.
 		return rcReply(codec.ESLURM_JOB_PENDING)
 	}
 	c.endKilled(b)
@@ -113,10 +114,15 @@ func newKillBatch(sig, flags uint16) *killBatch {
 	return b
 }
 
-// signalOnly reports whether the batch signals jobs rather than ending
-// them: anything but the default SIGKILL of a plain scancel.
-func (b *killBatch) signalOnly() bool {
-	return b.sig != 9 || b.flags&(codec.KillJobBatch|codec.KillFullJob) != 0
+// signalOnly reports whether the batch signals job j rather than ending
+// it. As slurmctld's _job_signal: SIGKILL ends a pending job whatever the
+// flags, and a running one unless only its batch shell (scancel -b) or
+// only its steps are to get it; `scancel --full` is a plain cancel.
+func (b *killBatch) signalOnly(j *state.Job) bool {
+	if b.sig != 9 {
+		return true
+	}
+	return !codec.JobIsPending(j.State) && b.flags&(codec.KillJobBatch|codec.KillStepsOnly) != 0
 }
 
 // killOutcome is what killLocked did with one job record.
@@ -139,9 +145,9 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 	if codec.JobIsFinished(j.State) {
 		return killFinished, nil
 	}
-	if b.signalOnly() {
-		// A signal (anything but the default SIGKILL of a plain
-		// scancel) goes to running jobs only. Without --batch or
+	if b.signalOnly(&j) {
+		// A signal (anything but the SIGKILL that ends the job) goes
+		// to running jobs only. Without --batch or
 		// --full slurmctld sends it to the job's steps alone, not
 		// the batch shell: batch jobs without srun steps get none.
 		if codec.JobIsPending(j.State) {

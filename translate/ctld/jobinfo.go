@@ -1,6 +1,10 @@
 package ctld
 
 import (
+	"strconv"
+	"strings"
+	"syscall"
+
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate/conf"
@@ -109,7 +113,31 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	if ji.TimeLimit == codec.NoVal {
 		ji.TimeLimit = conf.Infinite
 	}
+	if j.Reason == codec.FAIL_SIGNAL {
+		if v < codec.V23_02 {
+			// 22.05 has no FAIL_SIGNAL (its 33 is BlockMaxError): its
+			// slurmctld gives a job its signal ended FAIL_LAUNCH.
+			ji.StateReason = codec.FAIL_LAUNCH
+		} else if j.ExitCode&0x7f != 0 {
+			// 23.02+ describe it (job_mgr.c: "RaisedSignal:%d(%s)"
+			// with strsignal).
+			ji.StateDesc = raisedSignal(int(j.ExitCode & 0x7f))
+		}
+	}
 	return ji
+}
+
+// raisedSignal is slurmctld's state_desc for a job ended by signal sig:
+// glibc's strsignal text, which is Go's with a capital first letter.
+func raisedSignal(sig int) string {
+	name := syscall.Signal(sig).String()
+	switch {
+	case sig >= 34 && sig <= 64:
+		name = "Real-time signal " + strconv.Itoa(sig-34)
+	case name != "":
+		name = strings.ToUpper(name[:1]) + name[1:]
+	}
+	return "RaisedSignal:" + strconv.Itoa(sig) + "(" + name + ")"
 }
 
 // pendingNodeEstimate is the node count slurmctld reports for a pending
