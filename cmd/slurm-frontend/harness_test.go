@@ -108,13 +108,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// freePort picks a free port below the kernel's ephemeral range (32768
+// and up): a port from that range can be taken as the source port of some
+// client's connection while the server is down for a restart, and the
+// restart's bind then fails.
 func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port below the ephemeral range")
+	return 0
 }
 
 // frontend is one running server plus the client slurm.conf for it.
