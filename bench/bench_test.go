@@ -271,6 +271,11 @@ func TestFillAndReport(t *testing.T) {
 	s := startNull(t, nil)
 	m := testMinter(t)
 	fr, err := Fill(context.Background(), s.Addr(), 50, 4, m, time.Second, nil)
+	// The server counts a reply once its write returns, which can be
+	// after the client has read it.
+	for end := time.Now().Add(2 * time.Second); s.Served() < 50 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	if err != nil || fr.Submitted != 50 || s.Served() != 50 {
 		t.Fatalf("fill: %+v %v (served %d)", fr, err, s.Served())
 	}

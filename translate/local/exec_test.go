@@ -609,6 +609,9 @@ func TestSignalSession(t *testing.T) {
 	}
 	// Every process: the untrapped sleep dies of it too.
 	id = h.create(h.spec(71, "#!/bin/bash\ntrap 'echo shell got USR2' USR2\nsleep 30 & child=$!\necho ready\nwait $child; echo child status $?\nsleep 0.5\n"))
+	// Signals go to running sessions: the script can print before the
+	// engine has seen it start.
+	h.wait(id, translate.SessionRunning, 10*time.Second)
 	h.waitOutput(71, "ready", 10*time.Second)
 	if err := h.e.SignalSession(context.Background(), id, int(syscall.SIGUSR2), false); err != nil {
 		t.Fatal(err)
