@@ -50,7 +50,7 @@ func TestBatchReal(t *testing.T) {
 		{name: "dependency", fn: batchDependency}, {name: "beginhold", fn: batchBeginHold}, {name: "cancel", fn: batchCancel},
 		{name: "timelimit", fn: func(t *testing.T, s *bside) { batchTimeLimit(t, s)(t) }},
 		{name: "memplacement", fn: func(t *testing.T, s *bside) { batchMemoryPlacement(t, s, "--mem=0") }, alone: true},
-		{name: "rlimits", fn: batchRlimits}, {name: "scancelfilters", fn: batchScancelFilters}, {name: "scancelkill", fn: batchScancelKill},
+		{name: "rlimits", fn: batchRlimits}, {name: "scancelfilters", fn: batchScancelFilters}, {name: "scancelkill", fn: batchScancelKill}, {name: "submitopts", fn: batchSubmitOptions},
 		{name: "scancelctld", fn: batchScancelCtld},
 	}
 	for _, rel := range releases {

@@ -340,6 +340,11 @@ func (c *Controller) validDependencyLocked(spec string) error {
 }
 
 // pickPartition resolves -p (possibly a comma list) or the default.
+//
+// Difference from slurmctld: a job given several partitions is placed in
+// the first usable one at submission; slurmctld keeps the list while the
+// job is pending (squeue shows "debug,cpu") and starts it in whichever
+// partition can run it first.
 func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 	parts := c.opt.Conf.Partitions
 	if spec == "" {
@@ -350,13 +355,16 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 		}
 		return nil, codec.Errorf(codec.ESLURM_DEFAULT_PARTITION_NOT_SET, "no default partition")
 	}
+	// Every name must exist (slurmctld refuses the job otherwise); the
+	// first usable one is used.
+	var use *conf.Partition
 	for _, name := range strings.Split(spec, ",") {
 		found := false
 		for i := range parts {
 			if parts[i].Name == name {
 				found = true
-				if parts[i].State == "UP" || parts[i].State == "DOWN" {
-					return &parts[i], nil
+				if use == nil && (parts[i].State == "UP" || parts[i].State == "DOWN") {
+					use = &parts[i]
 				}
 			}
 		}
@@ -364,7 +372,10 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 			return nil, userErr(codec.ESLURM_INVALID_PARTITION_NAME, "invalid partition specified: "+name)
 		}
 	}
-	return nil, codec.Errorf(codec.ESLURM_INVALID_PARTITION_NAME, "no usable partition in %q", spec)
+	if use == nil {
+		return nil, codec.Errorf(codec.ESLURM_INVALID_PARTITION_NAME, "no usable partition in %q", spec)
+	}
+	return use, nil
 }
 
 // fits refuses requests no node set of the partition could ever satisfy,
