@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 )
 
 // sbatch options that only change what the job records show, and
@@ -29,15 +30,18 @@ func batchSubmitOptions(t *testing.T, s *bside) {
 		t.Errorf("%s: squeue -o %%P|%%a|%%q|%%k for job %s: %q", s.name, id, out)
 	}
 
-	// Several partitions: slurmctld shows the list while the job is
-	// pending; we place the job in the first usable one at submission
-	// (translate/ctld/submit.go, pickPartition).
+	// Several partitions: the list while the job is pending, the one it
+	// runs in once started.
 	id = s.sbatch(t, "-H", "-p", "debug,cpu", "-o", "/dev/null", "--wrap", "true")
-	want := "debug"
-	if s.real {
-		want = "debug,cpu"
+	s.wantKV(t, "scontrol show job "+id+" (-p debug,cpu, held)", s.showJob(t, id), map[string]string{"Partition": "debug,cpu"})
+	if out, _, _ := s.r.run(s.rel, "squeue", "-h", "-j", id, "-o", "%P"); out != "debug,cpu\n" {
+		t.Errorf("%s: squeue -o %%P for job %s (-p debug,cpu, held): %q", s.name, id, out)
 	}
-	s.wantKV(t, "scontrol show job "+id+" (-p debug,cpu)", s.showJob(t, id), map[string]string{"Partition": want})
+	run := s.sbatch(t, "-p", "debug,cpu", "--mem=100M", "-o", "/dev/null", "--wrap", "sleep 300")
+	s.mustReach(t, run, "RUNNING", "", 30*time.Second)
+	// Both can start it (n1 is in both): the first listed.
+	s.wantKV(t, "scontrol show job "+run+" (-p debug,cpu, running)", s.showJob(t, run), map[string]string{"Partition": "debug"})
+	s.r.run(s.rel, "scancel", run)
 
 	for _, tc := range []struct {
 		args []string

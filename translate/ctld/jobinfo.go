@@ -151,8 +151,9 @@ func raisedSignal(sig int) string {
 func (c *Controller) pendingNodeEstimate(j *state.Job) uint32 {
 	n := j.MinNodes
 	var maxCPUs uint32
+	first, _, _ := strings.Cut(j.Partition, ",")
 	for _, p := range c.opt.Conf.Partitions {
-		if p.Name != j.Partition {
+		if p.Name != first {
 			continue
 		}
 		for _, name := range p.Nodes {

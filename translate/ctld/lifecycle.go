@@ -340,6 +340,13 @@ func scriptID(j *state.Job) uint32 {
 
 // sessionSpec translates a job into the session the engine runs.
 func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRange) translate.SessionSpec {
+	if strings.Contains(j.Partition, ",") {
+		if p := c.runPartition(j); p != nil {
+			jj := *j
+			jj.Partition = p.Name
+			j = &jj
+		}
+	}
 	cpusPerNode := (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1)
 	mem := j.MemPerNodeMB
 	if j.MemPerCPUMB > 0 {
@@ -484,6 +491,9 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 		j.Nodes = compressNodes(ev.Nodes)
 		if len(ev.Nodes) > 0 {
 			j.BatchHost = ev.Nodes[0]
+			if strings.Contains(j.Partition, ",") {
+				j.Partition = c.partitionWithNode(&j, ev.Nodes[0])
+			}
 		}
 		j.TresAllocStr = j.TresReqStr
 		c.counters.started.Add(1)

@@ -229,6 +229,11 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	}
 	j.Command = commandOf(d)
 	j.TresReqStr = tresString(j, c.nodeMemMB(part))
+	if strings.Contains(d.Partition, ",") {
+		// Validated against the first usable one; the job shows the
+		// list until it starts in one of them (runPartition).
+		j.Partition = d.Partition
+	}
 	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
 	return j, sc, nil
 }
@@ -339,12 +344,8 @@ func (c *Controller) validDependencyLocked(spec string) error {
 	return nil
 }
 
-// pickPartition resolves -p (possibly a comma list) or the default.
-//
-// Difference from slurmctld: a job given several partitions is placed in
-// the first usable one at submission; slurmctld keeps the list while the
-// job is pending (squeue shows "debug,cpu") and starts it in whichever
-// partition can run it first.
+// pickPartition resolves -p (possibly a comma list) or the default, for
+// validating the request: with a list, the first usable one.
 func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 	parts := c.opt.Conf.Partitions
 	if spec == "" {

@@ -45,13 +45,7 @@ func (c *Controller) willRun(req *Request) Reply {
 		c.logf("will-run from uid %d: %v", req.UID, err)
 		return rcReply(codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
 	}
-	var part *conf.Partition
-	for i := range c.opt.Conf.Partitions {
-		if c.opt.Conf.Partitions[i].Name == job.Partition {
-			part = &c.opt.Conf.Partitions[i]
-			break
-		}
-	}
+	part := c.runPartition(job)
 	if part == nil {
 		return rcReply(codec.ESLURM_INVALID_PARTITION_NAME)
 	}
