@@ -77,6 +77,16 @@ func (s *bside) cancelMine(t *testing.T) {
 
 func (s *bside) as(user string) runner { return s.r.user(user) }
 
+// onOurs runs a scenario against a fresh server of batchCluster, once
+// for each release's clients (in parallel with other tests).
+func onOurs(t *testing.T, scenario func(*testing.T, *bside)) {
+	t.Parallel()
+	f := newFrontend(t, batchCluster)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) { scenario(t, oursSide(t, f, rel)) })
+	}
+}
+
 // with returns s reporting to t (for subtests of the test that made s).
 func (s *bside) with(t *testing.T) *bside {
 	r := s.r
@@ -266,11 +276,7 @@ var nodeNameRe = regexp.MustCompile(`^n([1-9]|1[0-6])$`)
 // states.
 
 func TestBatchScript(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchScript(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchScript)
 }
 
 func batchScript(t *testing.T, s *bside) {
@@ -434,11 +440,7 @@ exit 3
 // 2. sbatch --wait returns the job's exit code.
 
 func TestBatchWait(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchWait(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchWait)
 }
 
 func batchWait(t *testing.T, s *bside) {
@@ -470,11 +472,7 @@ func batchWait(t *testing.T, s *bside) {
 // 3. Arrays with a concurrency limit.
 
 func TestBatchArray(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchArray(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchArray)
 }
 
 func batchArray(t *testing.T, s *bside) {
@@ -684,11 +682,7 @@ func got0(got [][]string, i, j int) string {
 // 4. Dependencies.
 
 func TestBatchDependency(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchDependency(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchDependency)
 }
 
 func batchDependency(t *testing.T, s *bside) {
@@ -824,11 +818,7 @@ func lastField(s, prefix string) string {
 // 5. --begin, holds and releases.
 
 func TestBatchBeginHold(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchBeginHold(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchBeginHold)
 }
 
 func batchBeginHold(t *testing.T, s *bside) {
@@ -901,11 +891,7 @@ func batchBeginHold(t *testing.T, s *bside) {
 // 6. scancel: of running jobs, signals, and who may act on which job.
 
 func TestBatchCancel(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchCancel(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchCancel)
 }
 
 func batchCancel(t *testing.T, s *bside) {
@@ -1255,11 +1241,7 @@ func batchMemoryPlacement(t *testing.T, s *bside, mem ...string) {
 // slurmstepd sets them on the job's processes and removes the variables.
 
 func TestBatchRlimits(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchRlimits(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchRlimits)
 }
 
 func batchRlimits(t *testing.T, s *bside) {

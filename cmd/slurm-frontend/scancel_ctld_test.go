@@ -31,11 +31,7 @@ import (
 // hang (with accounting): "Access/permission denied" per job.
 
 func TestScancelCtld(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchScancelCtld(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchScancelCtld)
 }
 
 func batchScancelCtld(t *testing.T, s *bside) {

@@ -20,11 +20,7 @@ import (
 // what any release does), so it is tested with answers piped in.
 
 func TestBatchScancelFilters(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchScancelFilters(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchScancelFilters)
 }
 
 func batchScancelFilters(t *testing.T, s *bside) {
@@ -120,11 +116,7 @@ func batchScancelFilters(t *testing.T, s *bside) {
 // alone, and the job FAILS of the signal, described as
 // "RaisedSignal:9(Killed)" from 23.02 on, JobLaunchFailure by 22.05.
 func TestBatchScancelKill(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchScancelKill(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchScancelKill)
 }
 
 func batchScancelKill(t *testing.T, s *bside) {

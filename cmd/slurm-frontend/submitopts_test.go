@@ -9,11 +9,7 @@ import (
 // refusals of names that do not exist (measured on real 22.05, 24.11 and
 // 26.05 with TestBatchReal "submitopts").
 func TestBatchSubmitOptions(t *testing.T) {
-	t.Parallel()
-	f := newFrontend(t, batchCluster)
-	for _, rel := range releases {
-		t.Run(rel, func(t *testing.T) { batchSubmitOptions(t, oursSide(t, f, rel)) })
-	}
+	onOurs(t, batchSubmitOptions)
 }
 
 func batchSubmitOptions(t *testing.T, s *bside) {
