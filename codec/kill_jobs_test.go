@@ -2,8 +2,11 @@ package codec
 
 import (
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,17 +19,22 @@ import (
 //	scancel: error: Kill job error on job id 5: Invalid job id specified
 //	scancel: Terminating job 2_[2-3]
 //	scancel: Terminating job 1
+//
+// The bodies are under testdata/kill-jobs/RELEASE.{req,resp}.hex; in
+// 26.05's answer the last entry's step id carries job 1's sluid (26.05
+// sets it).
 var killJobsCaptures = []struct {
-	version   uint16
-	req, resp string // bodies, hex
-}{
-	{V24_11,
-		"000000000800000000076b6a6e616d6500000000030000000231000000000a325f5b322d332c375d0000000002350000000000000000000000000000090000000c00000000000000000000000000000000",
-		"00000004000007e100000019496e76616c6964206a6f622069642073706563696669656400000000000000000000000002fffffffefffffffefffffffefffffffe0000000900000006307830383000fffffffe00000000000007e100000019496e76616c6964206a6f622069642073706563696669656400000000000000000000000005fffffffefffffffefffffffefffffffefffffffefffffffe000000000000000000000000000000000000000000000002fffffffefffffffefffffffefffffffe000000090000000630783030430000000002000000000000000000000000000000000000000000000001fffffffefffffffefffffffefffffffefffffffe0000000100000000"},
-	{V26_05,
-		"00000000000000000800000000076b6a6e616d6500000000030000000231000000000a325f5b322d332c375d0000000002350000000000000000000000000000090000000c00000000000000000000000000000000",
-		// The last entry's step id carries job 1's sluid (26.05 sets it).
-		"00000004000007e100000019496e76616c6964206a6f622069642073706563696669656400000000000000000000000002fffffffefffffffefffffffefffffffe0000000900000006307830383000fffffffe00000000000007e100000019496e76616c6964206a6f622069642073706563696669656400000000000000000000000005fffffffefffffffefffffffefffffffefffffffefffffffe000000000000000000000000000000000000000000000002fffffffefffffffefffffffefffffffe000000090000000630783030430000000002000000000000000000000000d1c688ba0020b80000000001fffffffefffffffefffffffefffffffefffffffe0000000100000000"},
+	version uint16
+	rel     string
+}{{V24_11, "24.11"}, {V26_05, "26.05"}}
+
+func killJobsCapture(t testing.TB, rel, kind string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "kill-jobs", rel+"."+kind+".hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustHex(t, strings.TrimSpace(string(b)))
 }
 
 func mustHex(t testing.TB, s string) []byte {
@@ -41,7 +49,7 @@ func mustHex(t testing.TB, s string) []byte {
 func TestKillJobsGolden(t *testing.T) {
 	for _, c := range killJobsCaptures {
 		name := VersionName(c.version)
-		body := mustHex(t, c.req)
+		body := killJobsCapture(t, c.rel, "req")
 		var m KillJobsRequest
 		r := NewReader(body)
 		if err := m.Decode(&r, c.version); err != nil {
@@ -56,7 +64,7 @@ func TestKillJobsGolden(t *testing.T) {
 		m.Encode(&w, c.version)
 		jcRequireSameBytes(t, name+" request", w.B, body)
 
-		body = mustHex(t, c.resp)
+		body = killJobsCapture(t, c.rel, "resp")
 		var resp KillJobsResponse
 		r = NewReader(body)
 		if err := resp.Decode(&r, c.version); err != nil {
