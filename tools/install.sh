@@ -9,7 +9,7 @@ TOOLS=$(cd "$(dirname "$0")" && pwd)
 export DEBIAN_FRONTEND=noninteractive
 [ "$(id -u)" = 0 ] || die "run as root"
 
-HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux"
+HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun"
 POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons
 exit 101

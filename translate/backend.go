@@ -74,6 +74,13 @@ type Backend interface {
 	Topology(ctx context.Context) (*Topology, error)
 }
 
+// ImageChecker is implemented by engines that run sessions in images
+// (sbatch --container): CheckImage says, at submission, why one cannot
+// be used (nil when it can).
+type ImageChecker interface {
+	CheckImage(image string) error
+}
+
 // SessionID names a session in the engine.
 type SessionID string
 

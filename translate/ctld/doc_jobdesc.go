@@ -23,7 +23,9 @@ package ctld
 //	--signal[=B:]SIG@TIME                 sent by the engine TIME seconds before the limit
 //	--exclusive, -w, -x                   whole nodes; required / excluded nodes for placement
 //	-C features                           must name features some node offers, else ESLURM_INVALID_FEATURE
-//	--container                           the session image (Backend.AI); refused on the embedded engine
+//	--container                           the session image (Backend.AI); on the embedded engine an OCI
+//	                                      bundle run with crun, as slurmd with oci.conf (refused
+//	                                      without crun or when the path is no bundle)
 //	--mail-type/--mail-user               MailProg runs on begin/end/fail; refused when no MailProg can run
 //	--wrap, --parsable, --wait            client side (sbatch --wait polls the controller)
 //	--test-only                           REQUEST_JOB_WILL_RUN: validated as a submission, nothing stored; start/nodes/CPUs from the engine's free CPUs

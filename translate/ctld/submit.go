@@ -10,6 +10,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
@@ -192,8 +193,14 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	if err := c.refuseUnsupported(d); err != nil {
 		return nil, nil, err
 	}
-	if d.Container != "" && c.opt.Backend.Name() == "local" {
-		return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container is not supported by the embedded engine (it runs on Backend.AI)")
+	if d.Container != "" {
+		ic, ok := c.opt.Backend.(translate.ImageChecker)
+		if !ok {
+			return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container is not supported by this engine")
+		}
+		if err := ic.CheckImage(d.Container); err != nil {
+			return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container: "+err.Error())
+		}
 	}
 	j.KillInvalidDep = d.Bitflags&killInvDep != 0
 	if d.WarnSignal != 0 && d.WarnSignal != codec.NoVal16 {

@@ -261,7 +261,8 @@ func (sh *shim) run() error {
 	if err := sh.writeScript(scriptDir); err != nil {
 		return sh.end(launchFailure("script: " + err.Error()))
 	}
-	if err := exposeForUser(sh.lr.ScriptDir, sh.cred); err != nil {
+	cover, err := exposeForUser(sh.lr.ScriptDir, sh.cred)
+	if err != nil {
 		sh.log.Printf("exposing %s to uid %d: %v", sh.lr.ScriptDir, spec.UID, err)
 	}
 
@@ -307,6 +308,27 @@ func (sh *shim) run() error {
 		case strings.HasPrefix(kv, "SLURM_JOB_END_TIME=") && sh.timeLimit() > 0:
 			cmd.Env[i] = "SLURM_JOB_END_TIME=" + strconv.FormatInt(now.Add(sh.timeLimit()).Unix(), 10)
 		}
+	}
+	if spec.Image != "" {
+		// sbatch --container: the script runs in the OCI bundle, under
+		// crun (container.go); crun runs as root and sets the user.
+		dir := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), sh.d.Fd())
+		args, err := containerConfig(spec, sh.cred, dir, script, cover, wd, cmd.Env)
+		if err != nil {
+			return sh.end(launchFailure("container " + spec.Image + ": " + err.Error()))
+		}
+		// On a hybrid cgroup host crun 1.8 refuses to run while the v2
+		// hierarchy has controllers; cgroups are ours to manage (crun
+		// runs with them disabled), so the job's mount namespace hides
+		// that hierarchy.
+		var st syscall.Statfs_t
+		if syscall.Statfs("/sys/fs/cgroup", &st) == nil && st.Type != cgroup2Magic {
+			_ = syscall.Unmount("/sys/fs/cgroup/unified", syscall.MNT_DETACH)
+		}
+		cmd.Path, cmd.Args, cmd.Dir = args[0], args, "/"
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+		cmd.SysProcAttr.Credential = nil
+		direct = false
 	}
 	cloexecFrom(3) // the job gets 0, 1 and 2 only
 	if sh.cg != nil {
@@ -607,15 +629,14 @@ func (sh *shim) tmpdir(env []string) []string {
 // namespace when one of its ancestors is not: a small tmpfs goes over the
 // topmost ancestor the user cannot search (so nothing the user could see
 // is hidden), and dir is bound at the same path inside it.
-func exposeForUser(dir string, c cred) error {
+func exposeForUser(dir string, c cred) (cover string, err error) {
 	if c.uid == 0 {
-		return nil
+		return "", nil
 	}
-	var cover string
 	for cur := filepath.Dir(dir); ; cur = filepath.Dir(cur) {
 		fi, err := os.Stat(cur)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if !searchable(fi, c) {
 			cover = cur
@@ -625,25 +646,25 @@ func exposeForUser(dir string, c cred) error {
 		}
 	}
 	if cover == "" || cover == "/" {
-		return nil
+		return "", nil
 	}
 	fd, err := syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer syscall.Close(fd)
 	if err := syscall.Mount("tmpfs", cover, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0711,size=64k,nr_inodes=64"); err != nil {
-		return fmt.Errorf("tmpfs on %s: %w", cover, err)
+		return "", fmt.Errorf("tmpfs on %s: %w", cover, err)
 	}
 	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return err
+		return "", err
 	}
 	// Intermediate directories made by MkdirAll follow the umask (0022):
 	// make them 0711 like the tmpfs root.
 	for cur := dir; cur != cover; cur = filepath.Dir(cur) {
 		_ = os.Chmod(cur, 0o711)
 	}
-	return syscall.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), dir, "", syscall.MS_BIND, "")
+	return cover, syscall.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), dir, "", syscall.MS_BIND, "")
 }
 
 // executable reports whether the user may execute the file (mode bits).
