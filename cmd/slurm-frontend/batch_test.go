@@ -240,6 +240,16 @@ func parseEnv(s string) map[string]string {
 
 // procsWith returns the host pids whose command line contains every arg
 // of want, in order, as whole arguments.
+// procsGone waits up to d for the processes procsWith finds to end, and
+// returns those still there.
+func procsGone(d time.Duration, want ...string) []int {
+	left := procsWith(want...)
+	for end := time.Now().Add(d); len(left) > 0 && time.Now().Before(end); left = procsWith(want...) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return left
+}
+
 func procsWith(want ...string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var pids []int
@@ -1042,13 +1052,7 @@ for i in $(seq 1500); do sleep 0.2; done
 		if ec := kv["ExitCode"]; ec != "0:15" && ec != "143:0" {
 			t.Errorf("%s: scontrol show job %s: ExitCode=%s, want 0:15 (or 143:0): scancel ends a job with SIGTERM", s.name, run, ec)
 		}
-		var left []int
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if left = procsWith("sleep", marker); len(left) == 0 {
-				break
-			}
-		}
-		if len(left) > 0 {
+		if left := procsGone(5*time.Second, "sleep", marker); len(left) > 0 {
 			t.Errorf("%s: job %s cancelled, but its process 'sleep %s' is still there (pids %v)", s.name, run, marker, left)
 		}
 		out, _ := os.ReadFile(filepath.Join(s.dir, "sleeper-"+run+".out"))

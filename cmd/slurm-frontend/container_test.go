@@ -66,13 +66,7 @@ func TestBatchContainer(t *testing.T) {
 		if st, _ := s.waitDone(t, id, 30*time.Second); st != "CANCELLED" {
 			t.Errorf("%s: container job %s after scancel: %s", s.name, id, st)
 		}
-		var left []int
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if left = procsWith("sleep", marker); len(left) == 0 {
-				break
-			}
-		}
-		if len(left) > 0 {
+		if left := procsGone(5*time.Second, "sleep", marker); len(left) > 0 {
 			t.Errorf("%s: container job %s cancelled, but 'sleep %s' is still there (pids %v)", s.name, id, marker, left)
 		}
 

@@ -333,11 +333,7 @@ func (c *Controller) update(req *Request) Reply {
 	}
 	c.rebuild(now)
 	c.mu.Unlock()
-	for _, sid := range recall {
-		if c.opt.Exec != nil {
-			_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), true)
-		}
-	}
+	c.destroySessions(recall, true)
 	c.wake()
 	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{0, 0, 0, 0}}
 }
@@ -532,13 +528,20 @@ func (c *Controller) requeue(req *Request) Reply {
 	}
 	c.rebuild(now)
 	c.mu.Unlock()
-	for _, sid := range stop {
-		if c.opt.Exec != nil {
-			_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), false)
-		}
-	}
+	c.destroySessions(stop, false)
 	c.wake()
 	return rcReply(codec.SLURM_SUCCESS)
+}
+
+// destroySessions ends sessions taken back from the engine (called
+// without c.mu: the engine may be slow).
+func (c *Controller) destroySessions(ids []string, forced bool) {
+	if c.opt.Exec == nil {
+		return
+	}
+	for _, sid := range ids {
+		_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), forced)
+	}
 }
 
 // cancelNote appends the line slurmstepd writes into a cancelled job's
