@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,29 +44,30 @@ func ProcCPU(pid int) (time.Duration, error) {
 // ProcMem returns VmRSS and VmHWM (peak RSS since the process started)
 // in KiB from /proc/PID/status.
 func ProcMem(pid int) (rss, hwm int64, err error) {
+	m, err := ProcStatus(pid, "VmRSS", "VmHWM")
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// ProcStatus returns the named kB fields of /proc/PID/status (VmRSS,
+// RssAnon, RssFile, ...); missing ones are absent from the map.
+func ProcStatus(pid int, names ...string) (map[string]int64, error) {
+	out := map[string]int64{}
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := sc.Text()
-		var dst *int64
-		switch {
-		case strings.HasPrefix(line, "VmRSS:"):
-			dst = &rss
-		case strings.HasPrefix(line, "VmHWM:"):
-			dst = &hwm
-		default:
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || !slices.Contains(names, name) {
 			continue
 		}
-		fs := strings.Fields(line)
-		if len(fs) >= 2 {
-			*dst, _ = strconv.ParseInt(fs[1], 10, 64)
+		if fs := strings.Fields(rest); len(fs) >= 1 {
+			out[name], _ = strconv.ParseInt(fs[0], 10, 64)
 		}
 	}
-	return rss, hwm, sc.Err()
+	return out, sc.Err()
 }
 
 // ProcName returns /proc/PID/comm.

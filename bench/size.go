@@ -65,6 +65,9 @@ type StartResult struct {
 	RSSKiB       int64 // right after the first listing
 	HWMKiB       int64 // peak RSS until then
 	SettledKiB   int64 // RSS after Settle more (idle) time
+	// The settled RSS split: anonymous memory (the heap) and file pages
+	// mapped in (the store's tables and logs, which the kernel may drop).
+	SettledAnonKiB, SettledFileKiB int64
 }
 
 // Settle is how long MeasureStart waits, idle, before reading RSS again:
@@ -139,9 +142,11 @@ func MeasureStart(ctx context.Context, argv []string, addr string, m *Minter, ti
 		return nil, err
 	}
 	time.Sleep(Settle)
-	if res.SettledKiB, _, err = ProcMem(cmd.Process.Pid); err != nil {
+	st, err := ProcStatus(cmd.Process.Pid, "VmRSS", "RssAnon", "RssFile", "RssShmem")
+	if err != nil {
 		return nil, err
 	}
+	res.SettledKiB, res.SettledAnonKiB, res.SettledFileKiB = st["VmRSS"], st["RssAnon"], st["RssFile"]+st["RssShmem"]
 	if then != nil {
 		if err := then(); err != nil {
 			return nil, err

@@ -210,7 +210,8 @@ func TestLegacyJSONRecordLoads(t *testing.T) {
 	s, err = Open(dir)
 	require.NoError(t, err)
 	defer s.Close()
-	for _, load := range []func() ([]*Job, error){s.Jobs, s.jobsSeq} {
+	seq := func() ([]*Job, error) { return jobsSeq(s, copyJob) }
+	for _, load := range []func() ([]*Job, error){s.Jobs, seq} {
 		jobs, err := load()
 		require.NoError(t, err)
 		require.Len(t, jobs, 3)
@@ -236,7 +237,8 @@ func TestJobsManyBatchesInOrder(t *testing.T) {
 	defer s.Close()
 	n := 3*jobBatchLen + 17
 	fillStore(t, s, n)
-	for _, load := range []func() ([]*Job, error){s.Jobs, s.jobsSeq} {
+	seq := func() ([]*Job, error) { return jobsSeq(s, copyJob) }
+	for _, load := range []func() ([]*Job, error){s.Jobs, seq} {
 		jobs, err := load()
 		require.NoError(t, err)
 		require.Len(t, jobs, n)
@@ -254,9 +256,11 @@ func TestJobsReportsCorruptRecord(t *testing.T) {
 	require.NoError(t, s.db.Update(func(txn *badger.Txn) error { return txn.Set(jobKey(2000), []byte{jobRecV1, 0x80}) }))
 	_, err = s.Jobs()
 	require.ErrorContains(t, err, "6a6f622f000007d0") // job/ + 2000
-	_, err = s.jobsSeq()
+	_, err = jobsSeq(s, copyJob)
 	require.ErrorContains(t, err, "6a6f622f000007d0")
 }
+
+func copyJob(j *Job) *Job { c := *j; return &c }
 
 func FuzzDecodeJobRecord(f *testing.F) {
 	f.Add(appendJobRecord(nil, fullJob(f)))

@@ -5,6 +5,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -32,6 +32,13 @@ type Store struct {
 	db     *badger.DB
 	mu     sync.Mutex // serializes ID allocation and writes
 	nextID uint32
+	// Close waits for open JobReaders (Badger panics on an iterator of
+	// a closed database); readers opened once it started get ErrClosed,
+	// so one opened inside another cannot deadlock it.
+	rmu     sync.Mutex
+	rdone   sync.Cond // signalled when readers drops to 0
+	readers int
+	closed  bool
 }
 
 // Open opens (creating if needed) the store in dir. It fails clearly if
@@ -85,7 +92,23 @@ func Open(dir string) (*Store, error) {
 }
 
 // Close flushes and closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.rmu.Lock()
+	if s.closed {
+		s.rmu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.rdone.L = &s.rmu
+	for s.readers > 0 {
+		s.rdone.Wait()
+	}
+	s.rmu.Unlock()
+	return s.db.Close()
+}
+
+// ErrClosed is what reading a closed store gives.
+var ErrClosed = errors.New("state store closed")
 
 func jobKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32(append([]byte(nil), prefixJob...), id)
@@ -176,6 +199,86 @@ func (s *Store) Put(jobs ...*Job) error {
 	})
 }
 
+// JobReader reads job records in one read transaction: how callers that
+// keep jobs in the store only (see LoadJobs) look at them. Close it when
+// done; it is for one goroutine.
+type JobReader struct {
+	s   *Store // nil once closed, or if the store was
+	txn *badger.Txn
+	it  *badger.Iterator // opened on first Read
+	key []byte
+}
+
+// NewJobReader starts a reader on the store's current state.
+func (s *Store) NewJobReader() *JobReader {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if s.closed {
+		return &JobReader{}
+	}
+	s.readers++
+	return &JobReader{s: s, txn: s.db.NewTransaction(false)}
+}
+
+// Read decodes job id's record into *j, overwriting every field. Reads
+// in ascending ID order are the cheap case: the reader walks forward
+// over the records (a squeue listing re-encoded chunk by chunk) instead
+// of looking each one up through every level of the tree.
+func (r *JobReader) Read(id uint32, j *Job) error {
+	if r.s == nil {
+		return fmt.Errorf("job %d: %w", id, ErrClosed)
+	}
+	r.key = binary.BigEndian.AppendUint32(append(r.key[:0], prefixJob...), id)
+	if r.it == nil {
+		r.it = r.txn.NewIterator(jobIterOpts())
+	}
+	r.position()
+	if !r.it.Valid() || !bytes.Equal(r.it.Item().Key(), r.key) {
+		return fmt.Errorf("job %d: %w", id, badger.ErrKeyNotFound)
+	}
+	if err := r.it.Item().Value(func(v []byte) error { return decodeJobRecord(v, j, nil) }); err != nil {
+		return fmt.Errorf("job %d: %w", id, err)
+	}
+	return nil
+}
+
+// position moves the iterator to r.key, or to the record after it if
+// there is none: a few steps forward when the key is just ahead, else a
+// seek (backwards, far ahead, or after the end).
+func (r *JobReader) position() {
+	for n := 0; n < 8 && r.it.Valid(); n++ {
+		switch c := bytes.Compare(r.it.Item().Key(), r.key); {
+		case c == 0:
+			return
+		case c > 0 && n > 0:
+			return // stepped past: no such record
+		case c > 0:
+			r.it.Seek(r.key) // behind us
+			return
+		}
+		r.it.Next()
+	}
+	r.it.Seek(r.key)
+}
+
+// Close ends the reader's transaction.
+func (r *JobReader) Close() {
+	if r.s == nil {
+		return
+	}
+	if r.it != nil {
+		r.it.Close()
+	}
+	r.txn.Discard()
+	s := r.s
+	r.s = nil
+	s.rmu.Lock()
+	if s.readers--; s.readers == 0 && s.rdone.L != nil {
+		s.rdone.Broadcast()
+	}
+	s.rmu.Unlock()
+}
+
 // Jobs loads every job record, ordered by ID.
 //
 // Keys are big-endian IDs under one prefix, so the iterator yields them
@@ -183,35 +286,37 @@ func (s *Store) Put(jobs ...*Job) error {
 // With more than one CPU the records are decoded in batches by worker
 // goroutines while the iterator reads ahead.
 func (s *Store) Jobs() ([]*Job, error) {
+	return LoadJobs(s, func(j *Job) *Job {
+		c := new(Job)
+		*c = *j
+		return c
+	})
+}
+
+// LoadJobs reads every job record, in ID order (keys are big-endian
+// IDs), and returns what conv makes of each. conv's job is reused after
+// it returns (copy what you keep), and conv is called from several
+// goroutines at once. Callers that leave most jobs in the store (and
+// read them back with a JobReader) use it so that no decoded copy of
+// every job is held, even briefly.
+func LoadJobs[T any](s *Store, conv func(j *Job) T) ([]T, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 4 {
 		workers = 4
 	}
 	var (
-		out []*Job
+		out []T
 		err error
 	)
 	if workers < 2 {
-		out, err = s.jobsSeq()
+		out, err = jobsSeq(s, conv)
 	} else {
-		out, err = s.jobsPar(workers)
+		out, err = jobsPar(s, workers, conv)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !jobsSorted(out) {
-		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-	}
 	return out, nil
-}
-
-func jobsSorted(jobs []*Job) bool {
-	for i := 1; i < len(jobs); i++ {
-		if jobs[i-1].ID > jobs[i].ID {
-			return false
-		}
-	}
-	return true
 }
 
 func jobIterOpts() badger.IteratorOptions {
@@ -226,19 +331,24 @@ func jobIterOpts() badger.IteratorOptions {
 	return opts
 }
 
-func (s *Store) jobsSeq() ([]*Job, error) {
-	var out []*Job
+func jobsSeq[T any](s *Store, conv func(*Job) T) ([]T, error) {
+	var out []T
 	var in interner
+	var j Job
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(jobIterOpts())
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
-			j := new(Job)
-			if err := item.Value(func(v []byte) error { return decodeJobRecord(v, j, &in) }); err != nil {
+			if err := item.Value(func(v []byte) error {
+				if err := decodeJobRecord(v, &j, &in); err != nil {
+					return err
+				}
+				out = append(out, conv(&j))
+				return nil
+			}); err != nil {
 				return fmt.Errorf("job record %x: %w", item.Key(), err)
 			}
-			out = append(out, j)
 		}
 		return nil
 	})
@@ -254,19 +364,19 @@ type rawJobs struct {
 }
 
 // jobBatch is what became of one rawJobs.
-type jobBatch struct {
+type jobBatch[T any] struct {
 	raw *rawJobs
-	out []*Job
+	out []T
 	err error
 }
 
 const jobBatchLen = 1024
 
-func (s *Store) jobsPar(workers int) ([]*Job, error) {
+func jobsPar[T any](s *Store, workers int, conv func(*Job) T) ([]T, error) {
 	var (
-		batches []*jobBatch
+		batches []*jobBatch[T]
 		wg      sync.WaitGroup
-		work    = make(chan *jobBatch, workers)
+		work    = make(chan *jobBatch[T], workers)
 		free    = make(chan *rawJobs, 2*workers+1)
 	)
 	for w := 0; w < workers; w++ {
@@ -274,21 +384,19 @@ func (s *Store) jobsPar(workers int) ([]*Job, error) {
 		go func() {
 			defer wg.Done()
 			var in interner
+			var j Job
 			for b := range work {
 				r := b.raw
 				b.raw = nil
-				// One allocation per job, not a shared slab: the
-				// controller replaces records copy-on-write, and a slab
-				// would keep every replaced job alive.
-				b.out = make([]*Job, 0, len(r.ends))
+				b.out = make([]T, 0, len(r.ends))
 				start := 0
 				for k, end := range r.ends {
-					j := new(Job)
-					if err := decodeJobRecord(r.buf[start:end], j, &in); err != nil {
+					rec := r.buf[start:end]
+					if err := decodeJobRecord(rec, &j, &in); err != nil {
 						b.err = fmt.Errorf("job record %x%x: %w", prefixJob, r.keys[4*k:4*k+4], err)
 						break
 					}
-					b.out = append(b.out, j)
+					b.out = append(b.out, conv(&j))
 					start = end
 				}
 				r.buf, r.ends, r.keys = r.buf[:0], r.ends[:0], r.keys[:0]
@@ -304,7 +412,7 @@ func (s *Store) jobsPar(workers int) ([]*Job, error) {
 		defer it.Close()
 		var cur *rawJobs
 		send := func() {
-			b := &jobBatch{raw: cur}
+			b := &jobBatch[T]{raw: cur}
 			batches = append(batches, b)
 			work <- b
 			cur = nil
@@ -351,7 +459,7 @@ func (s *Store) jobsPar(workers int) ([]*Job, error) {
 		}
 		n += len(b.out)
 	}
-	out := make([]*Job, 0, n)
+	out := make([]T, 0, n)
 	for _, b := range batches {
 		out = append(out, b.out...)
 	}

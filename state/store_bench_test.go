@@ -80,7 +80,7 @@ func BenchmarkJobsLoadSequential(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		jobs, err := s.jobsSeq()
+		jobs, err := jobsSeq(s, copyJob)
 		if err != nil || len(jobs) != n {
 			b.Fatalf("%d jobs, %v", len(jobs), err)
 		}

@@ -2,7 +2,9 @@ package state
 
 import (
 	"testing"
+	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,4 +39,40 @@ func TestSubmitDurableAndIDsContinue(t *testing.T) {
 func TestOpenUnusableDir(t *testing.T) {
 	_, err := Open("/proc/version/x")
 	require.Error(t, err)
+}
+
+// A JobReader gives the stored record whatever order it is asked in,
+// reports missing jobs, and a store closed under it neither panics nor
+// closes before the reader is done.
+func TestJobReader(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	n := 300
+	fillStore(t, s, n)
+	r := s.NewJobReader()
+	var j Job
+	for _, id := range []uint32{FirstJobID, FirstJobID + 1, FirstJobID + 5, FirstJobID + 200, FirstJobID + 3, uint32(FirstJobID + n - 1)} {
+		require.NoError(t, r.Read(id, &j))
+		require.Equal(t, *benchJob(id, int(id-FirstJobID)), j)
+	}
+	require.ErrorIs(t, r.Read(uint32(FirstJobID+n), &j), badger.ErrKeyNotFound)
+	require.NoError(t, r.Read(FirstJobID+7, &j), "a miss does not spoil the reader")
+
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("the store closed under an open reader")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Opened while Close waits: refused, not deadlocked.
+	r2 := s.NewJobReader()
+	require.ErrorIs(t, r2.Read(FirstJobID, &j), ErrClosed)
+	r2.Close()
+	require.NoError(t, r.Read(FirstJobID+8, &j))
+	r.Close()
+	<-closed
+	r3 := s.NewJobReader()
+	require.ErrorIs(t, r3.Read(FirstJobID, &j), ErrClosed)
+	r3.Close()
 }

@@ -457,6 +457,9 @@ func benchSize(args []string) error {
 		float64(full.RSSKiB)/1024, float64(full.HWMKiB)/1024, float64(base.RSSKiB)/1024, perJob)
 	fmt.Printf("after %v idle: RSS %.1f MiB, baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
 		bench.Settle, float64(full.SettledKiB)/1024, float64(base.SettledKiB)/1024, settled)
+	fmt.Printf("  of which anonymous (heap) %.0f and mapped files (store) %.0f bytes per job\n",
+		float64(full.SettledAnonKiB-base.SettledAnonKiB)*1024/float64(full.Jobs),
+		float64(full.SettledFileKiB-base.SettledFileKiB)*1024/float64(full.Jobs))
 	if int(full.Jobs) != *jobs {
 		return fmt.Errorf("the listing has %d jobs, want %d", full.Jobs, *jobs)
 	}

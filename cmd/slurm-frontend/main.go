@@ -190,7 +190,7 @@ func serve(args []string) error {
 		return fmt.Errorf("listen %s: %w", s.listen, err)
 	}
 	logger.Printf("ready: cluster %s, controller on %s, %d nodes, %d partitions, %d jobs, next job id %d, engine %s",
-		s.clusterName, s.listen, len(s.cfg.Nodes), len(s.cfg.Partitions), len(ctl.Snapshot().Jobs()), store.NextID(), engine.Name())
+		s.clusterName, s.listen, len(s.cfg.Nodes), len(s.cfg.Partitions), ctl.Snapshot().NumJobs(), store.NextID(), engine.Name())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {

@@ -19,7 +19,7 @@ const testPort = 16817
 
 // fakeCluster returns the slurm.conf the reference captures were made
 // with (the fake 16-node cluster, paths and ports included).
-func fakeCluster(t *testing.T, rel string) *conf.Config {
+func fakeCluster(t testing.TB, rel string) *conf.Config {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "codec", "testdata", rel, "slurm.conf"))
 	if err != nil {

@@ -50,9 +50,9 @@ func (c *Controller) kill(req *Request) Reply {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
 	for _, e := range targets {
-		if !c.mayControl(req.UID, e.job) {
+		if !c.mayControl(req.UID, e.job()) {
 			c.mu.Unlock()
-			c.logf("uid %d may not signal job %d of uid %d", req.UID, e.job.ID, e.job.UserID)
+			c.logf("uid %d may not signal job %d of uid %d", req.UID, e.job().ID, e.job().UserID)
 			return rcReply(codec.ESLURM_ACCESS_DENIED)
 		}
 	}
@@ -141,7 +141,7 @@ const (
 // c.mu held; tasks (nil = all) limits a pending array record to those
 // tasks. An error is the store refusing the change of a pending job.
 func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (killOutcome, error) {
-	j := *e.job
+	j := *e.job()
 	if codec.JobIsFinished(j.State) {
 		return killFinished, nil
 	}
@@ -154,7 +154,7 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 			return killNotRunning, nil
 		}
 		if b.flags&(codec.KillJobBatch|codec.KillFullJob) != 0 {
-			b.toSignal = append(b.toSignal, e.job)
+			b.toSignal = append(b.toSignal, e.job())
 			return killSignal, nil
 		}
 		return killStepsOnly, nil
@@ -174,7 +174,7 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 					}
 				}
 				if rest.count() > 0 {
-					j = *e.job
+					j = *e.job()
 					j.ArrayTasks = rest.String()
 				}
 			}
@@ -264,7 +264,10 @@ func parseJobSpec(s string, fallback uint32) (uint32, *arrayRange, error) {
 func (c *Controller) jobsFor(id uint32, tasks *arrayRange) []*jobEntry {
 	var out []*jobEntry
 	for _, e := range c.jobs {
-		j := e.job
+		if e.id != id && e.arrayJobID != id {
+			continue
+		}
+		j := e.job()
 		match := j.ID == id && tasks == nil
 		if j.ArrayJobID == id && j.ArrayJobID != 0 {
 			switch {
@@ -308,7 +311,7 @@ func (c *Controller) update(req *Request) Reply {
 	var recall []string
 	now := time.Now().Unix()
 	for _, e := range targets {
-		j := *e.job
+		j := *e.job()
 		if !c.mayControl(req.UID, &j) {
 			// slurmctld's answer to updating another user's job.
 			c.mu.Unlock()
@@ -466,15 +469,16 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 }
 
 // replace swaps a job's entry for a new one (old snapshots keep theirs).
-func (c *Controller) replace(old *jobEntry, j *state.Job) {
-	ne := &jobEntry{job: j}
-	for i, e := range c.jobs {
-		if e == old {
-			c.jobs[i] = ne
-			break
-		}
+// The store must hold exactly j: callers Put it first.
+func (c *Controller) replace(old *jobEntry, j *state.Job) { c.swap(old, j, true) }
+
+// swap is replace; stored false (the store could not take the change)
+// keeps the job in memory whatever its state.
+func (c *Controller) swap(old *jobEntry, j *state.Job, stored bool) {
+	ne := newEntry(j, c.opt.Store, stored)
+	if i := c.at(old.id); i >= 0 && c.jobs[i] == old {
+		c.jobs[i] = ne
 	}
-	c.jobIndex[j.ID] = ne
 }
 
 // requeue handles REQUEST_JOB_REQUEUE (scontrol requeue / requeuehold): a
@@ -493,7 +497,7 @@ func (c *Controller) requeue(req *Request) Reply {
 	now := time.Now().Unix()
 	var stop []string
 	for _, e := range targets {
-		j := *e.job
+		j := *e.job()
 		if !c.mayControl(req.UID, &j) {
 			c.mu.Unlock()
 			return rcReply(codec.ESLURM_ACCESS_DENIED)
@@ -595,7 +599,7 @@ func (c *Controller) top(req *Request) Reply {
 			return rcReply(codec.ESLURM_INVALID_JOB_ID)
 		}
 		for _, e := range targets {
-			j := *e.job
+			j := *e.job()
 			if !c.mayControl(req.UID, &j) {
 				return rcReply(codec.ESLURM_ACCESS_DENIED)
 			}
@@ -607,8 +611,8 @@ func (c *Controller) top(req *Request) Reply {
 			}
 			top := j.Priority
 			for _, o := range c.jobs {
-				if o.job.UserID == j.UserID && codec.JobIsPending(o.job.State) && o.job.ID != j.ID {
-					top = max(top, o.job.Priority+1)
+				if o.userID == j.UserID && o.pending() && o.id != j.ID {
+					top = max(top, o.priority+1)
 				}
 			}
 			j.Priority = top

@@ -8,6 +8,7 @@ package ctld
 import (
 	"context"
 	"log"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,6 @@ type Controller struct {
 	started  time.Time
 	topo     *translate.Topology
 	jobs     []*jobEntry
-	jobIndex map[uint32]*jobEntry
 	counters counters
 	kick     chan struct{}
 	hosts    sync.Map // netip.Addr -> host name (reverse lookups)
@@ -76,20 +76,28 @@ type counters struct {
 
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
-	c := &Controller{opt: opt, started: time.Now(), jobIndex: map[uint32]*jobEntry{}, kick: make(chan struct{}, 1)}
+	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1)}
 	topo, err := opt.Backend.Topology(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.topo = topo
-	jobs, err := opt.Store.Jobs()
+	// Cold jobs stay in the store: only their entries are kept.
+	entries, err := state.LoadJobs(opt.Store, func(j *state.Job) *jobEntry {
+		if keepCold(j) {
+			return newEntry(j, opt.Store, true) // keeps nothing of j
+		}
+		hot := *j
+		return newEntry(&hot, opt.Store, true)
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, j := range jobs {
-		e := &jobEntry{job: j}
-		c.jobs = append(c.jobs, e)
-		c.jobIndex[j.ID] = e
+	c.jobs = entries
+	if len(entries) >= 10000 {
+		// Loading allocates about twice what it keeps (records read,
+		// decoded, re-packed); do not hold that until the next GC.
+		defer freeOSMemory()
 	}
 	c.purgeFinished(time.Now().Unix())
 	c.rebuild(time.Now().Unix())
@@ -179,4 +187,23 @@ func (c *Controller) logf(format string, args ...any) {
 	if c.opt.Log != nil {
 		c.opt.Log.Printf(format, args...)
 	}
+}
+
+// at returns the position of job id in c.jobs, or -1. c.jobs is in ID
+// order: new jobs (and split-off array tasks) get IDs above all others,
+// and replacements keep their place.
+func (c *Controller) at(id uint32) int {
+	i := sort.Search(len(c.jobs), func(i int) bool { return c.jobs[i].id >= id })
+	if i < len(c.jobs) && c.jobs[i].id == id {
+		return i
+	}
+	return -1
+}
+
+// entry returns the current entry of job id, or nil.
+func (c *Controller) entry(id uint32) *jobEntry {
+	if i := c.at(id); i >= 0 {
+		return c.jobs[i]
+	}
+	return nil
 }

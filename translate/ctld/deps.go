@@ -102,7 +102,10 @@ func (c *Controller) depsSatisfied(j *state.Job) (ok, never bool) {
 func depTerm(jobs []*jobEntry, j *state.Job, d dependency, now int64) (sat, never bool) {
 	if d.kind == "singleton" {
 		for _, e := range jobs {
-			o := e.job
+			if e.id == j.ID || e.userID != j.UserID {
+				continue
+			}
+			o := e.job()
 			sameArray := j.ArrayJobID != 0 && o.ArrayJobID == j.ArrayJobID
 			if o.ID != j.ID && o.UserID == j.UserID && o.Name == j.Name && !sameArray &&
 				(o.ID < j.ID || codec.JobIsStarted(o.State)) && (!codec.JobIsFinished(o.State) || o.State&codec.JOB_COMPLETING != 0) {
@@ -113,7 +116,10 @@ func depTerm(jobs []*jobEntry, j *state.Job, d dependency, now int64) (sat, neve
 	}
 	var targets []*state.Job
 	for _, e := range jobs {
-		o := e.job
+		if e.id != d.jobID && (e.arrayJobID != d.jobID || e.arrayJobID == 0) {
+			continue
+		}
+		o := e.job()
 		if o.ID == d.jobID || (o.ArrayJobID == d.jobID && o.ArrayJobID != 0) {
 			if d.task != codec.NoVal && o.ArrayTaskID != d.task {
 				continue

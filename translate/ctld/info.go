@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
-	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 )
@@ -38,7 +37,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			return Reply{Frame: jr.head, More: jr.pieces}, true
 		}
 		w := codec.Writer{}
-		s.encodeJobs(&w, v, m.ShowFlags, func(*state.Job) bool { return true })
+		s.encodeJobs(&w, v, m.ShowFlags, func(*jobEntry) bool { return true })
 		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
 	case codec.REQUEST_JOB_INFO_SINGLE:
 		var m codec.JobInfoSingleRequest
@@ -52,7 +51,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
 		w := codec.Writer{}
-		s.encodeJobs(&w, v, m.ShowFlags, func(j *state.Job) bool { return j.UserID == m.UserID })
+		s.encodeJobs(&w, v, m.ShowFlags, func(e *jobEntry) bool { return e.userID == m.UserID })
 		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
 	case codec.REQUEST_PARTITION_INFO:
 		var m codec.PartitionInfoRequest
@@ -150,8 +149,8 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 	}
 	w := codec.Writer{}
 	want := map[uint32]bool{first: true}
-	s.encodeJobs(&w, v, showFlags, func(j *state.Job) bool {
-		return want[j.ID] || (j.ArrayJobID != 0 && want[j.ArrayJobID])
+	s.encodeJobs(&w, v, showFlags, func(e *jobEntry) bool {
+		return want[e.id] || (e.arrayJobID != 0 && want[e.arrayJobID])
 	})
 	return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}
 }
@@ -160,10 +159,10 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 // Plain listings copy each job's record from the snapshot's encoded
 // chunks; records of 24.05 and older echo the request's show_flags, so
 // those with flags set, and SHOW_DETAIL listings, are encoded on the spot.
-func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*state.Job) bool) {
+func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*jobEntry) bool) {
 	n := uint32(0)
 	for _, e := range s.jobs {
-		if keep(e.job) {
+		if keep(e) {
 			n++
 		}
 	}
@@ -171,16 +170,18 @@ func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep 
 	if showFlags&showDetail == 0 && (v >= codec.V24_11 || showFlags == 0) {
 		for _, c := range s.records(v).chunks {
 			for i, e := range c.entries {
-				if keep(e.job) {
+				if keep(e) {
 					w.B = append(w.B, c.record(i)...)
 				}
 			}
 		}
 		return
 	}
+	var cr coldReader
+	defer cr.close()
 	for _, e := range s.jobs {
-		if keep(e.job) {
-			ji := s.c.jobInfo(s, e.job, v, showFlags&showDetail != 0)
+		if keep(e) {
+			ji := s.c.jobInfo(s, cr.view(e), v, showFlags&showDetail != 0)
 			ji.EncodeFor(w, v, showFlags)
 		}
 	}

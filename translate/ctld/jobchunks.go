@@ -2,6 +2,8 @@ package ctld
 
 import (
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -79,9 +81,9 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 	var work []todo
 	pi := 0
 	for i := 0; i < len(s.jobs); {
-		key := s.jobs[i].job.ID >> chunkShift
+		key := s.jobs[i].id >> chunkShift
 		j := i + 1
-		for j < len(s.jobs) && s.jobs[j].job.ID>>chunkShift == key {
+		for j < len(s.jobs) && s.jobs[j].id>>chunkShift == key {
 			j++
 		}
 		group := s.jobs[i:j:j]
@@ -117,6 +119,13 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 		}()
 	}
 	wg.Wait()
+	encoded := 0
+	for _, t := range work {
+		encoded += len(chunks[t.at].b)
+	}
+	if encoded >= bigBuild {
+		freeOSMemory()
+	}
 
 	jr.chunks = chunks
 	s.c.chunks[vidx(v)].Store(&chunks)
@@ -134,16 +143,32 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 
 // encodeChunk encodes group in scratch, then keeps an exactly sized copy:
 // chunks live as long as their jobs do not change.
+// bigBuild is the encoded size above which a listing build (a restart,
+// or the first squeue of another protocol version) is followed by
+// returning the build's transient memory to the system.
+const bigBuild = 16 << 20
+
+// freeOSMemory returns a one-off burst's garbage to the system in the
+// background. Left to the collector, the heap would keep (and the
+// process would hold) about as much again as the build's live result
+// until allocation reached the next GC goal.
+func freeOSMemory() { go debug.FreeOSMemory() }
+
 func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch *codec.Writer) *jobChunk {
-	c := &jobChunk{key: key, entries: group, offs: make([]uint32, 0, len(group)+1)}
+	// entries is a copy: a slice of the snapshot's list would keep that
+	// whole list alive for as long as later snapshots share the chunk.
+	c := &jobChunk{key: key, entries: slices.Clone(group), offs: make([]uint32, 0, len(group)+1)}
 	w := scratch
 	w.B = w.B[:0]
+	var cr coldReader // cold jobs are read from the store, one reader per chunk
+	defer cr.close()
 	for _, e := range group {
 		c.offs = append(c.offs, uint32(len(w.B)))
-		if e.job.Dependency != "" {
+		j := cr.view(e)
+		if j.Dependency != "" {
 			c.volatile = true
 		}
-		ji := s.c.jobInfo(s, e.job, v, false)
+		ji := s.c.jobInfo(s, j, v, false)
 		ji.Encode(w, v)
 	}
 	c.offs = append(c.offs, uint32(len(w.B)))
@@ -153,8 +178,8 @@ func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch 
 
 // lookup finds a job of the snapshot by ID.
 func (s *Snapshot) lookup(id uint32) *jobEntry {
-	i := sort.Search(len(s.jobs), func(i int) bool { return s.jobs[i].job.ID >= id })
-	if i < len(s.jobs) && s.jobs[i].job.ID == id {
+	i := sort.Search(len(s.jobs), func(i int) bool { return s.jobs[i].id >= id })
+	if i < len(s.jobs) && s.jobs[i].id == id {
 		return s.jobs[i]
 	}
 	return nil

@@ -54,7 +54,7 @@ func TestJobListingChunks(t *testing.T) {
 	whole := func(s *Snapshot, v uint16) []byte {
 		m := codec.JobInfoMsg{LastUpdate: s.JobsUpdate}
 		for _, e := range s.jobs {
-			m.Jobs = append(m.Jobs, c.jobInfo(s, e.job, v, false))
+			m.Jobs = append(m.Jobs, c.jobInfo(s, e.job(), v, false))
 		}
 		w := codec.Writer{}
 		m.Encode(&w, v)
@@ -79,9 +79,12 @@ func TestJobListingChunks(t *testing.T) {
 	v := codec.V24_11
 	old := c.Snapshot().records(v).chunks
 	c.mu.Lock()
-	e := c.jobIndex[300]
-	j := *e.job
+	e := c.entry(300)
+	j := *e.job()
 	j.Name = "renamed"
+	if err := c.opt.Store.Put(&j); err != nil {
+		t.Fatal(err)
+	}
 	c.replace(e, &j)
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
@@ -100,9 +103,12 @@ func TestJobListingChunks(t *testing.T) {
 
 	// A job whose record shows another job's state is never shared.
 	c.mu.Lock()
-	e = c.jobIndex[5]
-	j = *e.job
+	e = c.entry(5)
+	j = *e.job()
 	j.Dependency = "afterok:4"
+	if err := c.opt.Store.Put(&j); err != nil {
+		t.Fatal(err)
+	}
 	c.replace(e, &j)
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()

@@ -200,19 +200,19 @@ func (k *kjRun) selectSpec(sp *codec.JobIDSpec) {
 	taskRecords := func() map[uint32]*jobEntry {
 		out := map[uint32]*jobEntry{}
 		for _, e := range c.jobs {
-			if e.job.ArrayJobID == sp.JobID && e.job.ArrayTaskID != codec.NoVal {
-				out[e.job.ArrayTaskID] = e
+			if e.arrayJobID == sp.JobID && e.arrayTaskID != codec.NoVal {
+				out[e.arrayTaskID] = e
 			}
 		}
 		return out
 	}
 	// meta returns the array's record if it holds task t.
 	meta := func(t uint32) *jobEntry {
-		e := c.jobIndex[sp.JobID]
-		if e == nil || !isArrayRecord(e.job) || e.job.ArrayTasks == "" {
-			return nil
+		e := c.entry(sp.JobID)
+		if e == nil || e.hot == nil || !isArrayRecord(e.hot) || e.hot.ArrayTasks == "" {
+			return nil // a cold record is never an array's pending record
 		}
-		a, err := parseArray(e.job.ArrayTasks, maxArrayIndex)
+		a, err := parseArray(e.hot.ArrayTasks, maxArrayIndex)
 		if err != nil || !a.contains(t) {
 			return nil
 		}
@@ -257,12 +257,12 @@ func (k *kjRun) selectSpec(sp *codec.JobIDSpec) {
 		if sp.HetJobOffset != codec.NoVal {
 			id += sp.HetJobOffset // no heterogeneous jobs: the record of that id
 		}
-		e := c.jobIndex[id]
+		e := c.entry(id)
 		if e == nil {
 			notFound(filter)
 			return
 		}
-		if e.job.ArrayJobID == 0 || e.job.ArrayJobID != e.job.ID {
+		if e.arrayJobID == 0 || e.arrayJobID != e.id {
 			// A job, or an array task named by its own job id.
 			k.consider(e, &filter, sp)
 			return
@@ -271,15 +271,15 @@ func (k *kjRun) selectSpec(sp *codec.JobIDSpec) {
 		// array hash chain), the array's own record last.
 		var recs []*jobEntry
 		for _, o := range c.jobs {
-			if o.job.ArrayJobID == id {
+			if o.arrayJobID == id {
 				recs = append(recs, o)
 			}
 		}
 		slices.SortStableFunc(recs, func(a, b *jobEntry) int {
 			switch {
-			case a.job.ID > b.job.ID:
+			case a.id > b.id:
 				return -1
-			case a.job.ID < b.job.ID:
+			case a.id < b.id:
 				return 1
 			}
 			return 0
@@ -294,7 +294,7 @@ func (k *kjRun) selectSpec(sp *codec.JobIDSpec) {
 // and queues it for signalling (_apply_signal_jobs_filter). filter is the
 // id it was named by (nil when selected by filters alone).
 func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobIDSpec) {
-	j := e.job
+	j := e.job()
 	if code, msg, ok := k.f.match(j); !ok {
 		if k.f.specific {
 			k.answer(code, msg, jobStep(j), j.ID)
@@ -331,11 +331,11 @@ func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobI
 func (k *kjRun) signalAll() {
 	c := k.c
 	one := func(id uint32, tasks *arrayRange, st *codec.KillJobsStep) {
-		e := c.jobIndex[id]
+		e := c.entry(id)
 		if e == nil {
 			return
 		}
-		j := e.job
+		j := e.job()
 		res := &kjSignalled{}
 		idStep := jobStep(j)
 		if st != nil {

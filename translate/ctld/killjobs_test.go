@@ -136,16 +136,16 @@ func kjReq(jobs ...string) codec.KillJobsRequest {
 func jobState(c *Controller, id uint32) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.jobIndex[id]
+	e := c.entry(id)
 	if e == nil {
 		return "gone"
 	}
-	s := codec.JobStateString(e.job.State & codec.JOB_STATE_BASE)
-	if codec.JobIsCompleting(e.job.State) {
+	s := codec.JobStateString(e.job().State & codec.JOB_STATE_BASE)
+	if codec.JobIsCompleting(e.job().State) {
 		s += "+COMPLETING"
 	}
-	if e.job.ArrayTasks != "" {
-		s += " [" + e.job.ArrayTasks + "]"
+	if e.job().ArrayTasks != "" {
+		s += " [" + e.job().ArrayTasks + "]"
 	}
 	return s
 }

@@ -69,7 +69,10 @@ func (c *Controller) reconcile(ctx context.Context) {
 	defer c.mu.Unlock()
 	now := time.Now().Unix()
 	for _, e := range c.jobs {
-		j := e.job
+		if e.hot == nil { // cold: no session, or finished
+			continue
+		}
+		j := e.hot
 		if j.SessionID == "" || codec.JobIsFinished(j.State) {
 			continue
 		}
@@ -130,7 +133,12 @@ func (c *Controller) dispatch(ctx context.Context) {
 	var todo []work
 	changed := false
 	for _, e := range c.jobs {
-		j := e.job
+		if e.hot == nil {
+			// Cold: finished, or held with nothing to enforce (a held
+			// job keeps its reason; see eligible).
+			continue
+		}
+		j := e.hot
 		if !codec.JobIsPending(j.State) || j.SessionID != "" {
 			continue
 		}
@@ -167,7 +175,7 @@ func (c *Controller) dispatch(ctx context.Context) {
 			nj.Dependency = ""
 			if c.opt.Store.Put(&nj) == nil {
 				c.replace(e, &nj)
-				e, j, changed = c.jobIndex[nj.ID], &nj, true
+				e, j, changed = c.entry(nj.ID), &nj, true
 			}
 		}
 		if j.ArrayTasks != "" && j.ArrayTaskID == codec.NoVal {
@@ -216,7 +224,10 @@ const maxArrayIndex = 1000001
 func (c *Controller) activeTasks(arrayJobID uint32) int {
 	n := 0
 	for _, e := range c.jobs {
-		j := e.job
+		if e.hot == nil || e.arrayJobID != arrayJobID { // cold ones have no session
+			continue
+		}
+		j := e.hot
 		if j.ArrayJobID == arrayJobID && j.ArrayTaskID != codec.NoVal && j.SessionID != "" && !codec.JobIsFinished(j.State) {
 			n++
 		}
@@ -228,12 +239,12 @@ func (c *Controller) activeTasks(arrayJobID uint32) int {
 // (splitting a task record off the array's pending record first).
 func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	c.mu.Lock()
-	cur := c.jobIndex[e.job.ID]
-	if cur == nil || cur.job.SessionID != "" || !codec.JobIsPending(cur.job.State) {
+	cur := c.entry(e.id)
+	if cur == nil || cur.job().SessionID != "" || !codec.JobIsPending(cur.job().State) {
 		c.mu.Unlock()
 		return
 	}
-	j := cur.job
+	j := cur.job()
 	var target *state.Job
 	var tasks *arrayRange
 	if task != codec.NoVal {
@@ -262,9 +273,8 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 				c.logf("split array task %d_%d: %v", j.ArrayJobID, task, err)
 				return
 			}
-			te := &jobEntry{job: jobs[0]}
+			te := newEntry(jobs[0], c.opt.Store, true)
 			c.jobs = append(c.jobs, te)
-			c.jobIndex[te.job.ID] = te
 			c.replace(cur, jobs[1])
 			target = jobs[0]
 		}
@@ -287,7 +297,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		c.logf("job %d: %v", target.ID, err)
 		return
 	}
-	if ce := c.jobIndex[target.ID]; ce != nil {
+	if ce := c.entry(target.ID); ce != nil {
 		c.replace(ce, target)
 	}
 	sc, err := c.opt.Store.Script(scriptID(target))
@@ -301,7 +311,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now().Unix()
-	if cur := c.jobIndex[target.ID]; cur != nil && cur.job.SessionID != sessionCreating {
+	if cur := c.entry(target.ID); cur != nil && cur.job().SessionID != sessionCreating {
 		// Changed meanwhile (cancelled, held): take the session back.
 		if err == nil {
 			go c.opt.Exec.DestroySession(context.Background(), id, true)
@@ -320,11 +330,13 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		}
 		target.AccrueTime = now
 	}
+	stored := true
 	if err := c.opt.Store.Put(target); err != nil {
 		c.logf("job %d: %v", target.ID, err)
+		stored = false
 	}
-	if ce := c.jobIndex[target.ID]; ce != nil {
-		c.replace(ce, target)
+	if ce := c.entry(target.ID); ce != nil {
+		c.swap(ce, target, stored)
 	}
 	c.rebuild(now)
 }
@@ -464,11 +476,11 @@ func (c *Controller) consumeEvents(ctx context.Context) {
 func (c *Controller) applyEvent(ev translate.SessionEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.jobIndex[ev.JobID]
-	if e == nil || e.job.SessionID != string(ev.ID) {
+	e := c.entry(ev.JobID)
+	if e == nil || e.job().SessionID != string(ev.ID) {
 		return
 	}
-	j := *e.job
+	j := *e.job()
 	now := ev.Time.Unix()
 	if now <= 0 {
 		now = time.Now().Unix()
@@ -579,9 +591,7 @@ func (c *Controller) purgeFinished(now int64) bool {
 	kept := c.jobs[:0]
 	dropped := false
 	for _, e := range c.jobs {
-		j := e.job
-		if codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING == 0 && j.EndTime > 0 && now-j.EndTime > age {
-			delete(c.jobIndex, j.ID)
+		if e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age {
 			dropped = true
 			continue
 		}

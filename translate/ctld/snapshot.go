@@ -16,13 +16,6 @@ const nVersions = 8
 
 func vidx(v uint16) int { return int(v>>8) - int(codec.MinVersion>>8) }
 
-// jobEntry is a job record. Records are immutable: a change makes a new
-// entry, so its identity tells whether encoded bytes (jobChunk) are
-// still valid.
-type jobEntry struct {
-	job *state.Job
-}
-
 // reply kinds cached per snapshot and version.
 const (
 	kPartInfo = iota
@@ -68,11 +61,15 @@ type Snapshot struct {
 	recs        [nVersions]jobRecords
 }
 
-// Jobs returns the snapshot's job records in ID order.
+// NumJobs is the number of job records in the snapshot.
+func (s *Snapshot) NumJobs() int { return len(s.jobs) }
+
+// Jobs returns the snapshot's job records in ID order, reading the cold
+// ones from the store (for tests and tools, not the serving path).
 func (s *Snapshot) Jobs() []*state.Job {
 	out := make([]*state.Job, len(s.jobs))
 	for i, e := range s.jobs {
-		out[i] = e.job
+		out[i] = e.job()
 	}
 	return out
 }
@@ -115,14 +112,17 @@ func (c *Controller) rebuild(now int64) {
 	old := c.snap.Load()
 	s := &Snapshot{c: c, topo: c.topo}
 	s.jobs = append([]*jobEntry(nil), c.jobs...)
-	if !slices.IsSortedFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.job.ID, b.job.ID) }) {
+	if !slices.IsSortedFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) }) {
 		// IDs only grow, so this does not happen; lookups depend on it.
-		slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.job.ID, b.job.ID) })
+		slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) })
 	}
 	s.alloc = map[string]*nodeAlloc{}
 	for _, e := range s.jobs {
-		j := e.job
-		if !codec.JobIsRunning(j.State) && j.State&codec.JOB_COMPLETING == 0 || j.Nodes == "" {
+		if !codec.JobIsRunning(e.state) && e.state&codec.JOB_COMPLETING == 0 {
+			continue
+		}
+		j := e.job()
+		if j.Nodes == "" {
 			continue
 		}
 		names, err := hostlist.Expand(j.Nodes)

@@ -121,11 +121,12 @@ func jobStateCounts(s *Snapshot) (pending, running uint32) {
 		return 0, 0
 	}
 	for _, e := range s.jobs {
-		j := e.job
 		switch {
-		case codec.JobIsPending(j.State):
-			pending += arrayTaskCount(j)
-		case codec.JobIsRunning(j.State):
+		case e.pending() && e.hot == nil: // cold: never an array's pending record
+			pending++
+		case e.pending():
+			pending += arrayTaskCount(e.hot)
+		case codec.JobIsRunning(e.state):
 			running++
 		}
 	}

@@ -46,9 +46,8 @@ func (c *Controller) submit(req *Request) Reply {
 		c.logf("submit: %v", err)
 		return rcReply(codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
 	}
-	e := &jobEntry{job: jobs[0]}
+	e := newEntry(jobs[0], c.opt.Store, true)
 	c.jobs = append(c.jobs, e)
-	c.jobIndex[e.job.ID] = e
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
 	c.counters.submitted.Add(1)
@@ -339,7 +338,7 @@ func (c *Controller) validDependencyLocked(spec string) error {
 		}
 		found := false
 		for _, e := range c.jobs {
-			if e.job.ID == d.jobID || e.job.ArrayJobID == d.jobID {
+			if e.id == d.jobID || e.arrayJobID == d.jobID {
 				found = true
 				break
 			}

@@ -201,7 +201,10 @@ func (c *Controller) partitionFreeAt(part string, now int64) int64 {
 	defer c.mu.Unlock()
 	at := now
 	for _, e := range c.jobs {
-		j := e.job
+		if e.pending() || e.finished() {
+			continue
+		}
+		j := e.job()
 		if j.Partition != part || codec.JobIsPending(j.State) || codec.JobIsFinished(j.State) {
 			continue
 		}

@@ -1,0 +1,144 @@
+package ctld
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/local"
+)
+
+// Held and finished jobs are left in the store (cold) and read back when
+// looked at: squeue, scontrol show job and a release see exactly what
+// the store holds, and a job that becomes schedulable is held in memory
+// again.
+func TestColdJobs(t *testing.T) {
+	store, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	fillHeld(t, store, n)
+	cfg := fakeCluster(t, "slurm-24.11")
+	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "refcluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range c.jobs {
+		if e.hot != nil {
+			t.Fatalf("held job %d is held in memory", e.id)
+		}
+		if got := e.job(); *got != *stored[i] {
+			t.Fatalf("job %d read back as %+v, stored %+v", e.id, *got, *stored[i])
+		}
+	}
+
+	// The listing equals one encoded from the store's records directly,
+	// in every version.
+	s := c.Snapshot()
+	for _, v := range codec.Versions {
+		m := codec.JobInfoMsg{LastUpdate: s.JobsUpdate}
+		for _, j := range stored {
+			m.Jobs = append(m.Jobs, c.jobInfo(s, j, v, false))
+		}
+		w := codec.Writer{}
+		m.Encode(&w, v)
+		want := codec.AppendFrame(nil, v, codec.RESPONSE_JOB_INFO, nil, w.B)
+		body := codec.Writer{}
+		(&codec.JobInfoRequest{}).Encode(&body, v)
+		rep, _ := c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO, Body: body.B})
+		if !bytes.Equal(joined(rep), want) {
+			t.Fatalf("%s: listing of cold jobs differs from the stored records' encoding", codec.VersionName(v))
+		}
+		// One job by ID (scontrol show job) reads it back too.
+		body = codec.Writer{}
+		(&codec.JobInfoSingleRequest{JobID: 150}).Encode(&body, v)
+		rep, _ = c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B})
+		if rep.MsgType != codec.RESPONSE_JOB_INFO {
+			t.Fatalf("%s: job 150 answered with %s", codec.VersionName(v), codec.MsgTypeName(rep.MsgType))
+		}
+		var one codec.JobInfoMsg
+		r := codec.NewReader(rep.Body)
+		if err := one.Decode(&r, v); err != nil || len(one.Jobs) != 1 || one.Jobs[0].Name != stored[149].Name {
+			t.Fatalf("%s: job 150 answered as %+v (%v)", codec.VersionName(v), one.Jobs, err)
+		}
+	}
+
+	// Released: in memory again (the dispatcher looks at it). Finished:
+	// cold again.
+	c.mu.Lock()
+	e := c.entry(10)
+	j := *e.job()
+	j.Priority, j.Reason, j.HeldBy = 1000, codec.WAIT_PRIORITY, 0
+	if err := store.Put(&j); err != nil {
+		t.Fatal(err)
+	}
+	c.replace(e, &j)
+	if c.entry(10).hot == nil {
+		t.Error("a released job stayed cold")
+	}
+	done := j
+	done.State, done.EndTime = codec.JOB_COMPLETE, 1
+	if err := store.Put(&done); err != nil {
+		t.Fatal(err)
+	}
+	c.replace(c.entry(10), &done)
+	if e := c.entry(10); e.hot != nil || e.job().State != codec.JOB_COMPLETE {
+		t.Error("a finished job is held in memory or read back wrong")
+	}
+	// A change the store did not take stays in memory.
+	lost := done
+	lost.ExitCode = 9
+	c.swap(c.entry(10), &lost, false)
+	if e := c.entry(10); e.hot == nil || e.job().ExitCode != 9 {
+		t.Error("an unstored change was left to the store")
+	}
+	c.mu.Unlock()
+
+	// A store that cannot be read: the entry's own fields, no crash.
+	store.Close()
+	if j := c.entry(20).job(); j.ID != 20 || j.State != codec.JOB_PENDING || j.UserID != stored[19].UserID {
+		t.Errorf("unreadable store: job 20 read back as %+v", *j)
+	}
+}
+
+// BenchmarkChunkEncode re-encodes one full chunk (a change, then the next
+// squeue) of held jobs: cold (read from the store) against the same jobs
+// held in memory.
+func BenchmarkChunkEncode(b *testing.B) {
+	store, err := state.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	fillHeld(b, store, 1<<chunkShift)
+	cfg := fakeCluster(b, "slurm-24.11")
+	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "refcluster"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := c.Snapshot()
+	cold := s.jobs[1:] // ID 0 starts no chunk: IDs 1..127 share chunk 0
+	hot := make([]*jobEntry, len(cold))
+	for i, e := range cold {
+		hot[i] = newEntry(e.job(), nil, false)
+	}
+	for _, bc := range []struct {
+		name  string
+		group []*jobEntry
+	}{{"cold", cold}, {"hot", hot}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var w codec.Writer
+			b.ReportAllocs()
+			for b.Loop() {
+				s.encodeChunk(0, bc.group, codec.V24_11, &w)
+			}
+		})
+	}
+}
