@@ -102,7 +102,9 @@ func (c *Controller) depsSatisfied(j *state.Job) (ok, never bool) {
 func depTerm(jobs []*jobEntry, j *state.Job, d dependency, now int64) (sat, never bool) {
 	if d.kind == "singleton" {
 		for _, e := range jobs {
-			if e.id == j.ID || e.userID != j.UserID {
+			// What the entry knows first: only then read the name.
+			if e.id == j.ID || e.userID != j.UserID ||
+				!(e.id < j.ID || codec.JobIsStarted(e.state)) || (e.finished() && e.state&codec.JOB_COMPLETING == 0) {
 				continue
 			}
 			o := e.job()
