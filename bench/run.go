@@ -46,6 +46,11 @@ type RunSpec struct {
 	Hold     int    // connections held open to the target during the run
 	HoldMode string // "idle" (connect, send nothing) or "slow" (one byte a second)
 
+	// CopyReplies copies every reply byte into the generator. By default
+	// only a reply's first 64 KiB are (all the generator looks at); the
+	// rest is received and dropped in the kernel (see caller.keep).
+	CopyReplies bool
+
 	Progress io.Writer // progress line (nil: none)
 }
 
@@ -185,7 +190,7 @@ func (r *runner) doOp(w *worker, opStart time.Time) {
 		}
 		if in(t1, r.winStart, r.winEnd) {
 			ss.done.Add(1)
-			ss.bytes.Add(int64(len(raw)))
+			ss.bytes.Add(int64(frameLen(raw)))
 			r.rpcsDone.Add(1)
 		}
 	}
@@ -239,6 +244,16 @@ func newWorker() *worker {
 	return &worker{rnd: rand.New(rand.NewChaCha8(seed)), chacha: c, frame: make([]byte, 0, 4096)}
 }
 
+// replyHead is how much of a reply the generator copies in by default.
+const replyHead = 64 << 10
+
+func keepOf(copyAll bool) int {
+	if copyAll {
+		return 0
+	}
+	return replyHead
+}
+
 // Run performs one measurement.
 func Run(ctx context.Context, spec RunSpec, m *Minter) (*Result, error) {
 	if spec.Workload == nil {
@@ -261,7 +276,7 @@ func Run(ctx context.Context, spec RunSpec, m *Minter) (*Result, error) {
 			spec.Concurrency = 1
 		}
 	}
-	r := &runner{spec: &spec, minter: m, caller: caller{timeout: spec.Timeout},
+	r := &runner{spec: &spec, minter: m, caller: caller{timeout: spec.Timeout, keep: keepOf(spec.CopyReplies)},
 		steps: map[uint16]*stepStats{}, errors: map[string]int64{}}
 	r.jobsSeen.Store(-1)
 	for _, st := range spec.Workload.StepTypes() {

@@ -28,7 +28,7 @@ null server.
                [--workload squeue,ping,...] [--sweep 1,8,64,256 | --rate N,...]
                [--duration 10s] [--warmup 1s] [--munge-key FILE]
                [--label SCENARIO] [--repeat N] [--hold N --hold-mode idle|slow]
-               [--report out.html] [--json out.json]
+               [--copy-replies] [--report out.html] [--json out.json]
       Measure each workload at each load point against each target in
       turn (targets interleaved per point). The first target is compared
       with the others (ratios). Workloads: squeue (JOB_INFO+PARTITION_INFO),
@@ -157,6 +157,7 @@ func benchRun(args []string) error {
 	htmlOut := fs.String("report", "", "write an HTML report here")
 	jsonOut := fs.String("json", "", "write the JSON results here")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	copyReplies := fs.Bool("copy-replies", false, "copy whole replies into the generator (default: the first 64 KiB; the kernel drops the rest unread)")
 	repeat := fs.Int("repeat", 1, "measure every point this many times (target order rotated); the report uses the median run")
 	var notes []string
 	fs.Func("note", "free text recorded in the report (repeat)", func(s string) error { notes = append(notes, s); return nil })
@@ -207,6 +208,9 @@ func benchRun(args []string) error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	report := bench.NewReport("slurm-frontend bench run " + strings.Join(args, " "))
+	if !*copyReplies {
+		report.Meta.Notes = append(report.Meta.Notes, "The generator copies in the first 64 KiB of each reply; the rest is received and dropped by the kernel (recv MSG_TRUNC), not copied (--copy-replies to copy all).")
+	}
 	report.Meta.Notes = notes
 	for _, t := range targets {
 		report.Meta.Targets = append(report.Meta.Targets, t.Name)
@@ -223,7 +227,7 @@ outer:
 				for i := range targets {
 					t := targets[(i+rep)%len(targets)]
 					spec := bench.RunSpec{Target: t, Workload: wl, Label: *label, Warmup: *warmup, Duration: *duration,
-						Timeout: *timeout, Settle: *settle, Hold: *hold, HoldMode: *holdMode, Progress: progress}
+						Timeout: *timeout, Settle: *settle, Hold: *hold, HoldMode: *holdMode, Progress: progress, CopyReplies: *copyReplies}
 					if open {
 						spec.Rate, spec.Concurrency = p, *conns
 					} else {
