@@ -59,15 +59,17 @@ func Open(dir string) (*Store, error) {
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
-		// Jobs are read once, at start; scripts when a job starts. A
-		// large block cache would only keep the start-up scan resident
-		// (Badger's default is 256 MB).
+		// Jobs are read at start, held and finished ones again when
+		// looked at (a JobReader, mostly in sequence); scripts when a
+		// job starts. A large block cache would only keep those scans
+		// resident (Badger's default is 256 MB).
 		WithBlockCacheSize(4 << 20)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
 	s := &Store{db: db, nextID: FirstJobID}
+	s.rdone.L = &s.rmu
 	err = db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyNextID)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -99,7 +101,6 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.rdone.L = &s.rmu
 	for s.readers > 0 {
 		s.rdone.Wait()
 	}
@@ -273,7 +274,7 @@ func (r *JobReader) Close() {
 	s := r.s
 	r.s = nil
 	s.rmu.Lock()
-	if s.readers--; s.readers == 0 && s.rdone.L != nil {
+	if s.readers--; s.readers == 0 {
 		s.rdone.Broadcast()
 	}
 	s.rmu.Unlock()
@@ -281,10 +282,8 @@ func (r *JobReader) Close() {
 
 // Jobs loads every job record, ordered by ID.
 //
-// Keys are big-endian IDs under one prefix, so the iterator yields them
-// in ID order; the result is sorted only if that ever stops being true.
 // With more than one CPU the records are decoded in batches by worker
-// goroutines while the iterator reads ahead.
+// goroutines while the iterator reads ahead (see LoadJobs).
 func (s *Store) Jobs() ([]*Job, error) {
 	return LoadJobs(s, func(j *Job) *Job {
 		c := new(Job)
@@ -294,7 +293,8 @@ func (s *Store) Jobs() ([]*Job, error) {
 }
 
 // LoadJobs reads every job record, in ID order (keys are big-endian
-// IDs), and returns what conv makes of each. conv's job is reused after
+// IDs under one prefix, which the iterator yields in order; callers
+// depend on it), and returns what conv makes of each. conv's job is reused after
 // it returns (copy what you keep), and conv is called from several
 // goroutines at once. Callers that leave most jobs in the store (and
 // read them back with a JobReader) use it so that no decoded copy of

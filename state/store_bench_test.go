@@ -34,10 +34,9 @@ func fillStore(b testing.TB, s *Store, n int) {
 	}
 }
 
-// BenchmarkJobsLoad measures Store.Jobs over 10,000 stored records, as
-// on a restart.
-func BenchmarkJobsLoad(b *testing.B) {
-	const n = 10000
+// reopened is a store holding n jobs, closed and opened again as after a
+// restart: the records are in tables, not the memtable.
+func reopened(b *testing.B, n int) *Store {
 	dir := b.TempDir()
 	s, err := Open(dir)
 	if err != nil {
@@ -45,11 +44,18 @@ func BenchmarkJobsLoad(b *testing.B) {
 	}
 	fillStore(b, s, n)
 	s.Close()
-	s, err = Open(dir) // as after a restart: records in tables, not the memtable
-	if err != nil {
+	if s, err = Open(dir); err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkJobsLoad measures Store.Jobs over 10,000 stored records, as
+// on a restart.
+func BenchmarkJobsLoad(b *testing.B) {
+	const n = 10000
+	s := reopened(b, n)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -65,18 +71,7 @@ func BenchmarkJobsLoad(b *testing.B) {
 // (what Store.Jobs does with GOMAXPROCS=1).
 func BenchmarkJobsLoadSequential(b *testing.B) {
 	const n = 10000
-	dir := b.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	fillStore(b, s, n)
-	s.Close()
-	s, err = Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := reopened(b, n)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

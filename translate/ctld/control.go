@@ -52,7 +52,7 @@ func (c *Controller) kill(req *Request) Reply {
 	for _, e := range targets {
 		if !c.mayControl(req.UID, e.job()) {
 			c.mu.Unlock()
-			c.logf("uid %d may not signal job %d of uid %d", req.UID, e.job().ID, e.job().UserID)
+			c.logf("uid %d may not signal job %d of uid %d", req.UID, e.id, e.userID)
 			return rcReply(codec.ESLURM_ACCESS_DENIED)
 		}
 	}

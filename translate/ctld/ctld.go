@@ -82,21 +82,22 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 		return nil, err
 	}
 	c.topo = topo
-	// Cold jobs stay in the store: only their entries are kept.
+	// Cold jobs stay in the store: their entries keep nothing of j.
 	entries, err := state.LoadJobs(opt.Store, func(j *state.Job) *jobEntry {
-		if keepCold(j) {
-			return newEntry(j, opt.Store, true) // keeps nothing of j
+		if !keepCold(j) {
+			hot := *j // j is reused for the next record
+			j = &hot
 		}
-		hot := *j
-		return newEntry(&hot, opt.Store, true)
+		return newEntry(j, opt.Store, true)
 	})
 	if err != nil {
 		return nil, err
 	}
 	c.jobs = entries
 	if len(entries) >= 10000 {
-		// Loading allocates about twice what it keeps (records read,
-		// decoded, re-packed); do not hold that until the next GC.
+		// Loading allocates about twice what it keeps (records copied
+		// out of the store and decoded); do not hold that until the
+		// next GC.
 		defer freeOSMemory()
 	}
 	c.purgeFinished(time.Now().Unix())

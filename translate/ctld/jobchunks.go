@@ -141,8 +141,6 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 	jr.head = append(jr.head, hdr.B...)
 }
 
-// encodeChunk encodes group in scratch, then keeps an exactly sized copy:
-// chunks live as long as their jobs do not change.
 // bigBuild is the encoded size above which a listing build (a restart,
 // or the first squeue of another protocol version) is followed by
 // returning the build's transient memory to the system.
@@ -154,6 +152,8 @@ const bigBuild = 16 << 20
 // until allocation reached the next GC goal.
 func freeOSMemory() { go debug.FreeOSMemory() }
 
+// encodeChunk encodes group in scratch, then keeps an exactly sized copy:
+// chunks live as long as their jobs do not change.
 func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch *codec.Writer) *jobChunk {
 	// entries is a copy: a slice of the snapshot's list would keep that
 	// whole list alive for as long as later snapshots share the chunk.

@@ -240,11 +240,12 @@ func (c *Controller) activeTasks(arrayJobID uint32) int {
 func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	c.mu.Lock()
 	cur := c.entry(e.id)
-	if cur == nil || cur.job().SessionID != "" || !codec.JobIsPending(cur.job().State) {
+	// A cold entry (held or finished meanwhile) is never handed over.
+	if cur == nil || cur.hot == nil || cur.hot.SessionID != "" || !codec.JobIsPending(cur.hot.State) {
 		c.mu.Unlock()
 		return
 	}
-	j := cur.job()
+	j := cur.hot
 	var target *state.Job
 	var tasks *arrayRange
 	if task != codec.NoVal {

@@ -677,15 +677,22 @@ func executable(path string, c cred) bool {
 	if !ok {
 		return false
 	}
-	switch {
-	case c.uid == 0:
+	if c.uid == 0 {
 		return st.Mode&0o111 != 0
+	}
+	return permFor(st, c)&1 != 0
+}
+
+// permFor returns the rwx bits of st that apply to c: the owner's, the
+// group's or the others'.
+func permFor(st *syscall.Stat_t, c cred) uint32 {
+	switch {
 	case st.Uid == c.uid:
-		return st.Mode&0o100 != 0
+		return st.Mode >> 6 & 7
 	case st.Gid == c.gid || containsGID(c.groups, st.Gid):
-		return st.Mode&0o010 != 0
+		return st.Mode >> 3 & 7
 	default:
-		return st.Mode&0o001 != 0
+		return st.Mode & 7
 	}
 }
 
@@ -696,14 +703,7 @@ func searchable(fi os.FileInfo, c cred) bool {
 	if !ok {
 		return true
 	}
-	switch {
-	case st.Uid == c.uid:
-		return st.Mode&0o100 != 0
-	case st.Gid == c.gid || containsGID(c.groups, st.Gid):
-		return st.Mode&0o010 != 0
-	default:
-		return st.Mode&0o001 != 0
-	}
+	return permFor(st, c)&1 != 0
 }
 
 func containsGID(gs []uint32, g uint32) bool {
