@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state/memfile"
 )
 
 // NullServer is the machine's ceiling for a workload: it accepts, reads
@@ -18,11 +22,13 @@ import (
 // message type, and closes, with no authentication, no decoding and no
 // state. The same generator measures it in the same run as the
 // controllers, so "ours / null" is the share of what this machine and
-// this generator can do at all that the real read path achieves.
+// this generator can do at all that the real read path achieves. Large
+// replies go out the way slurm-frontend sends its listings (sendfile
+// from a sealed memory file), so that the ceiling stays a ceiling.
 type NullServer struct {
 	mu      sync.RWMutex
-	replies map[uint16][]byte // by request message type
-	deflt   []byte
+	replies map[uint16]*memfile.Bytes // by request message type
+	deflt   *memfile.Bytes
 	served  atomic.Int64
 	ln      net.Listener
 }
@@ -101,16 +107,17 @@ func FetchReplies(addr string, m *Minter, slurmUID uint32, timeout time.Duration
 func (s *NullServer) SetReplies(r map[uint16][]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replies = map[uint16][]byte{}
+	s.replies = map[uint16]*memfile.Bytes{}
+	s.deflt = nil
 	for k, v := range r {
 		if k == 0 {
-			s.deflt = v
+			s.deflt = memfile.New(v)
 		} else {
-			s.replies[k] = v
+			s.replies[k] = memfile.New(v)
 		}
 	}
 	if s.deflt == nil {
-		s.deflt = codec.AppendRC(nil, codec.V24_11, nil, codec.SLURM_UNEXPECTED_MSG_ERROR)
+		s.deflt = memfile.Heap(codec.AppendRC(nil, codec.V24_11, nil, codec.SLURM_UNEXPECTED_MSG_ERROR))
 	}
 }
 
@@ -118,9 +125,9 @@ func (s *NullServer) SetReplies(r map[uint16][]byte) {
 func (s *NullServer) ReplySizes() map[string]int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := map[string]int{"default": len(s.deflt)}
+	out := map[string]int{"default": s.deflt.Len()}
 	for k, v := range s.replies {
-		out[codec.MsgTypeName(k)] = len(v)
+		out[codec.MsgTypeName(k)] = v.Len()
 	}
 	return out
 }
@@ -192,7 +199,46 @@ func (s *NullServer) handle(c net.Conn) {
 		rep = s.deflt
 	}
 	s.mu.RUnlock()
-	if _, err := c.Write(rep); err == nil {
+	if err := writeReply(c, rep); err == nil {
 		s.served.Add(1)
 	}
+}
+
+// writeReply writes rep: from its memory file with sendfile, else with
+// write.
+func writeReply(c net.Conn, rep *memfile.Bytes) error {
+	defer runtime.KeepAlive(rep)
+	src, file := rep.File()
+	tc, ok := c.(*net.TCPConn)
+	if !file || !ok {
+		_, err := c.Write(rep.Bytes())
+		return err
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var off int64
+	var serr error
+	err = raw.Write(func(fd uintptr) bool {
+		for int(off) < rep.Len() {
+			n, err := unix.Sendfile(int(fd), src, &off, rep.Len()-int(off))
+			switch {
+			case err == unix.EAGAIN:
+				return false // wait until writable
+			case err == unix.EINTR:
+			case err != nil:
+				serr = err
+				return true
+			case n == 0:
+				serr = io.ErrShortWrite
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return serr
 }

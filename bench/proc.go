@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -68,6 +69,45 @@ func ProcStatus(pid int, names ...string) (map[string]int64, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// ProcMemFiles returns the memory held by the anonymous memory files
+// (memfd) a process has open, in KiB of allocated pages. They are not
+// in its RSS until mapped and touched: slurm-frontend keeps large job
+// listings in sealed memory files and sends them with sendfile.
+func ProcMemFiles(pid int) (int64, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var blocks int64
+	for _, e := range ents {
+		p := dir + "/" + e.Name()
+		if l, err := os.Readlink(p); err != nil || !strings.HasPrefix(l, "/memfd:") {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil {
+			blocks += st.Blocks
+		}
+	}
+	return blocks * 512 / 1024, nil
+}
+
+// ProcMemory is a process's memory in KiB: resident pages (VmRSS, less
+// the shared-memory pages in it, RssShmem) plus its memory files'
+// pages, each counted once whether mapped or not.
+func ProcMemory(pid int) (int64, error) {
+	st, err := ProcStatus(pid, "VmRSS", "RssShmem")
+	if err != nil {
+		return 0, err
+	}
+	files, err := ProcMemFiles(pid)
+	if err != nil {
+		return 0, err
+	}
+	return st["VmRSS"] - st["RssShmem"] + files, nil
 }
 
 // ProcName returns /proc/PID/comm.
@@ -192,7 +232,10 @@ func startRSSWatch(pids []int) *rssWatch {
 		defer t.Stop()
 		for {
 			for i, p := range w.pids {
-				if rss, _, err := ProcMem(p); err == nil && rss > w.peakRSS[i] {
+				// Shared-memory pages are the memory files' (counted
+				// apart, once, at the end of the run).
+				st, err := ProcStatus(p, "VmRSS", "RssShmem")
+				if rss := st["VmRSS"] - st["RssShmem"]; err == nil && rss > w.peakRSS[i] {
 					w.peakRSS[i] = rss
 				}
 			}
@@ -220,12 +263,18 @@ type ProcStats struct {
 	Comm       string  `json:"comm,omitempty"`
 	CPUSeconds float64 `json:"cpu_seconds"`  // during the measurement window
 	CPUCores   float64 `json:"cpu_cores"`    // CPU seconds / window seconds
-	PeakRSSKiB int64   `json:"peak_rss_kib"` // highest VmRSS sampled (every 100 ms) during the run
+	PeakRSSKiB int64   `json:"peak_rss_kib"` // highest VmRSS-RssShmem sampled (every 100 ms) during the run
 	VmHWMKiB   int64   `json:"vmhwm_kib"`    // peak RSS since the process started (/proc/PID/status VmHWM)
-	Err        string  `json:"error,omitempty"`
+	// MemFilesKiB is the memory files (memfd) held open at the end of
+	// the run: memory outside RSS (slurm-frontend's sealed listings).
+	MemFilesKiB int64  `json:"mem_files_kib,omitempty"`
+	Err         string `json:"error,omitempty"`
 }
 
 // procStats turns two snapshots and the RSS peaks into per-process stats.
+// PeakMemKiB is the run's peak memory: peak RSS plus the memory files.
+func (s *ProcStats) PeakMemKiB() int64 { return s.PeakRSSKiB + s.MemFilesKiB }
+
 func procStats(pids []int, labels []string, a, b cpuSnap, peak []int64) []ProcStats {
 	wall := b.t.Sub(a.t).Seconds()
 	var out []ProcStats
@@ -239,6 +288,7 @@ func procStats(pids []int, labels []string, a, b cpuSnap, peak []int64) []ProcSt
 			s.CPUCores = s.CPUSeconds / wall
 		}
 		_, s.VmHWMKiB, _ = ProcMem(p)
+		s.MemFilesKiB, _ = ProcMemFiles(p)
 		out = append(out, s)
 	}
 	return out

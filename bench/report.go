@@ -273,6 +273,9 @@ func (r *Report) Ratios() []Ratio {
 					case ra.IsNull:
 						ok := ra.OpsRatio >= 0.5
 						ra.Pass, ra.Want = &ok, "≥ 0.5× null"
+					case strings.HasPrefix(other, subj):
+						// A variant of the subject (ours-b: other flags),
+						// an A/B comparison with no target.
 					case p == top:
 						ok := ra.OpsRatio >= 10
 						ra.Want = "≥ 10× ops/s"
@@ -388,7 +391,7 @@ func fmtPoint(mode string, p float64) string {
 // WriteText prints every run and the ratio table.
 func (r *Report) WriteText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tworkload\tscenario\tload\tops/s\trpc/s\tp50\tp99\tp99.9\tmax\tJOB_INFO p99\terrors\tserver cores\tserver µs/op\tpeak RSS\tgen cores\tother cores\tjobs\t")
+	fmt.Fprintln(tw, "target\tworkload\tscenario\tload\tops/s\trpc/s\tp50\tp99\tp99.9\tmax\tJOB_INFO p99\terrors\tserver cores\tserver µs/op\tpeak mem\tgen cores\tother cores\tjobs\t")
 	for _, res := range r.Runs {
 		jp := "-"
 		for _, p := range res.PerRPC {
@@ -399,7 +402,7 @@ func (r *Report) WriteText(w io.Writer) {
 		sc, su, rss := "-", "-", "-"
 		if res.Server != nil {
 			sc = fmt.Sprintf("%.2f", res.Server.CPUCores)
-			rss = fmtKiB(res.Server.PeakRSSKiB)
+			rss = fmtKiB(res.Server.PeakMemKiB())
 			if res.ServerCPUPerOpUs > 0 {
 				su = fmt.Sprintf("%.0f", res.ServerCPUPerOpUs)
 			}
@@ -572,7 +575,7 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}.ok{background:#e3f5e1}.miss{bac
 <li>Closed loop: N clients each start the next operation when the previous one ends. Open loop: operation i is scheduled at start + i/rate and its latency is measured from that scheduled time, so a server that stalls is charged for the operations that should have been sent meanwhile (no coordinated omission).</li>
 <li>After a warmup, ops/s counts operations completed inside the window; latencies are those of operations started inside it (the run waits for them to finish, each RPC bounded by the client timeout); errors are counted by kind for operations started inside it and excluded from latencies.</li>
 <li>Latency histograms are log-linear (128 sub-buckets per power of two: ≤ 0.8 % error); max is exact.</li>
-<li>Server CPU is /proc/PID/stat utime+stime during the window ÷ its length (cores); peak RSS is the highest VmRSS sampled every 100 ms during the run; VmHWM (in the JSON) is the peak since the process started. "gen" is the generator's own CPU, "other" the rest of the machine's busy CPU (other load on the box: keep it near 0 for clean numbers). A real slurmctld verifies credentials through munged: its CPU is listed separately when given as aux=munged:PID.</li>
+<li>Server CPU is /proc/PID/stat utime+stime during the window ÷ its length (cores); peak mem is the highest RSS sampled every 100 ms during the run (VmRSS less shared-memory pages) plus the memory files (memfd) the server holds at the end of the run, where slurm-frontend keeps large job listings for sendfile; VmHWM (in the JSON) is the peak RSS since the process started. "gen" is the generator's own CPU, "other" the rest of the machine's busy CPU (other load on the box: keep it near 0 for clean numbers). A real slurmctld verifies credentials through munged: its CPU is listed separately when given as aux=munged:PID.</li>
 <li>The null server accepts, reads one request frame and writes a prebuilt reply of the same bytes a controller sends (or of a given size), with no authentication: the ceiling of this machine and this generator.</li>
 </ul>`)
 	if len(m.Notes) > 0 {
@@ -588,7 +591,7 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}.ok{background:#e3f5e1}.miss{bac
 
 func writeRunTable(b *strings.Builder, r *Report, g *group) {
 	e := html.EscapeString
-	b.WriteString(`<table><tr><th class="l">target</th><th>load</th><th>ops/s</th><th>RPC/s</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th class="l">per RPC p99 (reply bytes)</th><th class="l">errors</th><th>server cores</th><th>server µs/op</th><th>server peak RSS</th><th class="l">aux</th><th>gen cores</th><th>other cores</th><th>jobs</th></tr>`)
+	b.WriteString(`<table><tr><th class="l">target</th><th>load</th><th>ops/s</th><th>RPC/s</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th class="l">per RPC p99 (reply bytes)</th><th class="l">errors</th><th>server cores</th><th>server µs/op</th><th>server peak mem</th><th class="l">aux</th><th>gen cores</th><th>other cores</th><th>jobs</th></tr>`)
 	for _, t := range r.Meta.Targets {
 		for _, p := range g.Points {
 			res := g.Runs[t][p]
@@ -618,7 +621,7 @@ func writeRunTable(b *strings.Builder, r *Report, g *group) {
 			}
 			sc, su, rss := "-", "-", "-"
 			if res.Server != nil {
-				sc, rss = fmt.Sprintf("%.2f", res.Server.CPUCores), fmtKiB(res.Server.PeakRSSKiB)
+				sc, rss = fmt.Sprintf("%.2f", res.Server.CPUCores), fmtKiB(res.Server.PeakMemKiB())
 				if res.ServerCPUPerOpUs > 0 {
 					su = fmt.Sprintf("%.0f", res.ServerCPUPerOpUs)
 				}

@@ -521,7 +521,7 @@ func (r *Result) Line() string {
 		r.Target, r.Workload, lbl, load, r.OpsPerSec, r.RPCPerSec,
 		fmtMs(r.Latency.P50Ms), fmtMs(r.Latency.P99Ms), fmtMs(r.Latency.P999Ms), fmtMs(r.Latency.MaxMs))
 	if r.Server != nil {
-		s += fmt.Sprintf("  server %.2f cores %s", r.Server.CPUCores, fmtKiB(r.Server.PeakRSSKiB))
+		s += fmt.Sprintf("  server %.2f cores %s", r.Server.CPUCores, fmtKiB(r.Server.PeakMemKiB()))
 	}
 	s += fmt.Sprintf("  gen %.2f other %.2f", r.GeneratorCores, r.OtherCores)
 	if r.JobsSeen >= 0 {

@@ -62,12 +62,16 @@ type StartResult struct {
 	FirstListing time.Duration // start to the first whole JOB_INFO reply received
 	Jobs         uint32        // records in that reply
 	ListingBytes int
-	RSSKiB       int64 // right after the first listing
-	HWMKiB       int64 // peak RSS until then
-	SettledKiB   int64 // RSS after Settle more (idle) time
-	// The settled RSS split: anonymous memory (the heap) and file pages
-	// mapped in (the store's tables and logs, which the kernel may drop).
-	SettledAnonKiB, SettledFileKiB int64
+	// Memory is RSS plus the memory files (see ProcMemory): the job
+	// listings slurm-frontend keeps for sendfile are in memory files,
+	// outside RSS until touched.
+	MemKiB        int64 // right after the first listing
+	HWMKiB        int64 // peak RSS until then (VmHWM)
+	SettledMemKiB int64 // memory after Settle more (idle) time
+	// The settled memory split: anonymous memory (the heap), file pages
+	// mapped in (the store's tables and logs, which the kernel may
+	// drop) and memory files (encoded listings).
+	SettledAnonKiB, SettledFileKiB, SettledMemFilesKiB int64
 }
 
 // Settle is how long MeasureStart waits, idle, before reading RSS again:
@@ -138,15 +142,22 @@ func MeasureStart(ctx context.Context, argv []string, addr string, m *Minter, ti
 	}
 	res.Jobs = binary.BigEndian.Uint32(rep.body)
 	res.ListingBytes = len(raw)
-	if res.RSSKiB, res.HWMKiB, err = ProcMem(cmd.Process.Pid); err != nil {
+	if res.MemKiB, err = ProcMemory(cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	if _, res.HWMKiB, err = ProcMem(cmd.Process.Pid); err != nil {
 		return nil, err
 	}
 	time.Sleep(Settle)
-	st, err := ProcStatus(cmd.Process.Pid, "VmRSS", "RssAnon", "RssFile", "RssShmem")
+	st, err := ProcStatus(cmd.Process.Pid, "RssAnon", "RssFile")
 	if err != nil {
 		return nil, err
 	}
-	res.SettledKiB, res.SettledAnonKiB, res.SettledFileKiB = st["VmRSS"], st["RssAnon"], st["RssFile"]+st["RssShmem"]
+	if res.SettledMemFilesKiB, err = ProcMemFiles(cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	res.SettledAnonKiB, res.SettledFileKiB = st["RssAnon"], st["RssFile"]
+	res.SettledMemKiB = res.SettledAnonKiB + res.SettledFileKiB + res.SettledMemFilesKiB
 	if then != nil {
 		if err := then(); err != nil {
 			return nil, err

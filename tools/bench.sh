@@ -17,7 +17,10 @@
 # SIZE (jobs for the closing `bench size` run: restart time and RSS per
 # job of slurm-frontend alone, default 100000, 0 = skip),
 # REPEAT (measure every point N times and report the median, default 1),
-# PORT (base port, default 26800: ours PORT+17, real PORT+27, null PORT+37),
+# B_FLAGS (serve flags of a second slurm-frontend, "ours-b", measured beside
+# the first in the same run, e.g. B_FLAGS=--sendfile=false; default: none),
+# PORT (base port, default 26800: ours PORT+17, real PORT+27, null PORT+37,
+# ours-b PORT+57),
 # DIR (work dir under /srv/slurm-frontend, default /srv/slurm-frontend/bench),
 # BIN (use this slurm-frontend binary instead of building bin/slurm-frontend),
 # OUT (report basename, default ./bench-report -> .html and .json).
@@ -49,13 +52,14 @@ PORT=${PORT:-26800}
 DIR=${DIR:-$SHARED/bench}
 OUT=${OUT:-$PWD/bench-report}
 KEY=/etc/munge/munge.key
-OURS_PORT=$((PORT + 17)) REAL_PORT=$((PORT + 27)) NULL_PORT=$((PORT + 37))
+OURS_PORT=$((PORT + 17)) REAL_PORT=$((PORT + 27)) NULL_PORT=$((PORT + 37)) B_PORT=$((PORT + 57))
 BIN=${BIN:-}
+B_FLAGS=${B_FLAGS:-}
 
 under_shared "$DIR" || die "DIR $DIR must be under $SHARED (the trixie root must see it)"
 [ -s "$KEY" ] || die "no $KEY (run 'make setup')"
 [ -x /opt/slurm-roots/trixie/usr/sbin/slurmctld ] || die "no Slurm 24.11 root (run 'make setup')"
-for p in $OURS_PORT $REAL_PORT $NULL_PORT; do
+for p in $OURS_PORT $REAL_PORT $NULL_PORT $B_PORT; do
 	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then die "port $p is in use (set PORT=...)"; fi
 done
 
@@ -69,9 +73,10 @@ if [ -z "$BIN" ]; then
 	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend)
 fi
 
-OURS_PID= NULL_PID= REAL_STARTED=
+OURS_PID= NULL_PID= REAL_STARTED= B_PID=
 cleanup() {
 	set +e
+	[ -n "$B_PID" ] && kill -TERM "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null
 	[ -n "$NULL_PID" ] && kill -TERM "$NULL_PID" 2>/dev/null && wait "$NULL_PID" 2>/dev/null
 	[ -n "$OURS_PID" ] && kill -TERM "$OURS_PID" 2>/dev/null && wait "$OURS_PID" 2>/dev/null
 	[ -n "$REAL_STARTED" ] && "$TOOLS/real-slurmctld.sh" stop "$DIR/real" >/dev/null 2>&1
@@ -92,7 +97,7 @@ wait_port() { # PORT PID NAME
 if [ -s "$DIR/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$DIR/real/slurmctld.pid")" ]; then
 	die "a slurmctld from an earlier run is still up in $DIR/real (tools/real-slurmctld.sh stop $DIR/real)"
 fi
-rm -rf "$DIR/ours-state" "$DIR/real" "$DIR"/stage-* "$DIR"/fill-*.txt "$DIR/summary.txt"
+rm -rf "$DIR/ours-state" "$DIR/ours-b-state" "$DIR/real" "$DIR"/stage-* "$DIR"/fill-*.txt "$DIR/summary.txt"
 mkdir -p "$DIR"
 # Run a private copy: a rebuild of bin/ during the run must not change what is measured.
 cp "$BIN" "$DIR/slurm-frontend.bin"
@@ -104,6 +109,14 @@ log "starting slurm-frontend on $OURS_PORT"
 	--munge-key "$KEY" >"$DIR/ours.log" 2>&1 &
 OURS_PID=$!
 wait_port $OURS_PORT $OURS_PID slurm-frontend
+if [ -n "$B_FLAGS" ]; then
+	log "starting slurm-frontend $B_FLAGS (ours-b) on $B_PORT"
+	# shellcheck disable=SC2086 # B_FLAGS is a list of flags
+	"$BIN" serve --config "$DIR/cluster.conf" --listen 127.0.0.1:$B_PORT --state-dir "$DIR/ours-b-state" \
+		--munge-key "$KEY" $B_FLAGS >"$DIR/ours-b.log" 2>&1 &
+	B_PID=$!
+	wait_port $B_PORT $B_PID "slurm-frontend $B_FLAGS"
+fi
 
 log "starting a real slurmctld 24.11 on $REAL_PORT"
 "$TOOLS/real-slurmctld.sh" conf "$DIR/real" $REAL_PORT refcluster
@@ -119,7 +132,9 @@ wait_port $NULL_PORT $NULL_PID "null server"
 
 real_target="real=127.0.0.1:$REAL_PORT,pid=$REAL_PID"
 [ -n "$MUNGED_PID" ] && real_target+=",aux=munged:$MUNGED_PID"
-targets=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID" --target "$real_target" --target "null=127.0.0.1:$NULL_PORT,pid=$NULL_PID")
+targets=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID")
+[ -n "$B_PID" ] && targets+=(--target "ours-b=127.0.0.1:$B_PORT,pid=$B_PID")
+targets+=(--target "$real_target" --target "null=127.0.0.1:$NULL_PORT,pid=$NULL_PID")
 
 have=0 first=1 files=() HOLD_N=$HOLD
 for n in $STAGES; do
@@ -133,6 +148,11 @@ for n in $STAGES; do
 		wait $f1 || die "fill of slurm-frontend failed"
 		wait $f2 || die "fill of the real slurmctld failed"
 		cat "$DIR/fill-ours-$n.txt" "$DIR/fill-real-$n.txt" >&2
+		if [ -n "$B_PID" ]; then
+			"$BIN" bench fill --target 127.0.0.1:$B_PORT --jobs $need --munge-key "$KEY" >"$DIR/fill-ours-b-$n.txt" ||
+				die "fill of ours-b failed"
+			cat "$DIR/fill-ours-b-$n.txt" >&2
+		fi
 		have=$n
 	fi
 	kill -HUP "$NULL_PID"   # the null server copies the new replies
@@ -159,7 +179,7 @@ done
 
 log "report"
 "$BIN" bench report "${files[@]}" --report "$OUT.html" --json "$OUT.json" \
-	--note "tools/bench.sh: JOBS=$JOBS STAGES=\"$STAGES\" SWEEP=$SWEEP DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT HOLD=$HOLD_N; total $SECONDS s" |
+	--note "tools/bench.sh: JOBS=$JOBS STAGES=\"$STAGES\" B_FLAGS=\"$B_FLAGS\" SWEEP=$SWEEP DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT HOLD=$HOLD_N; total $SECONDS s" |
 	tee "$DIR/summary.txt"
 log "wrote $OUT.html and $OUT.json in $SECONDS s"
 

@@ -442,7 +442,7 @@ func benchSize(args []string) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	fmt.Printf("baseline: serving after %v, RSS %.1f MiB\n", base.Serving.Round(time.Millisecond), float64(base.RSSKiB)/1024)
+	fmt.Printf("baseline: serving after %v, memory %.1f MiB\n", base.Serving.Round(time.Millisecond), float64(base.MemKiB)/1024)
 	start := time.Now()
 	added, err := bench.CloneJobs(dir, *jobs)
 	if err != nil {
@@ -453,17 +453,18 @@ func benchSize(args []string) error {
 	if err != nil {
 		return fmt.Errorf("with %d jobs: %w", *jobs, err)
 	}
-	perJob := float64(full.RSSKiB-base.RSSKiB) * 1024 / float64(full.Jobs)
-	settled := float64(full.SettledKiB-base.SettledKiB) * 1024 / float64(full.Jobs)
+	perJob := float64(full.MemKiB-base.MemKiB) * 1024 / float64(full.Jobs)
+	settled := float64(full.SettledMemKiB-base.SettledMemKiB) * 1024 / float64(full.Jobs)
 	fmt.Printf("%d jobs: serving after %v, first whole squeue listing (%d jobs, %.1f MB) after %v\n",
 		*jobs, full.Serving.Round(time.Millisecond), full.Jobs, float64(full.ListingBytes)/1e6, full.FirstListing.Round(time.Millisecond))
-	fmt.Printf("RSS %.1f MiB (peak %.1f MiB), baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
-		float64(full.RSSKiB)/1024, float64(full.HWMKiB)/1024, float64(base.RSSKiB)/1024, perJob)
-	fmt.Printf("after %v idle: RSS %.1f MiB, baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
-		bench.Settle, float64(full.SettledKiB)/1024, float64(base.SettledKiB)/1024, settled)
-	fmt.Printf("  of which anonymous (heap) %.0f and mapped files (store) %.0f bytes per job\n",
+	fmt.Printf("memory (RSS + memory files) %.1f MiB (peak RSS %.1f MiB), baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
+		float64(full.MemKiB)/1024, float64(full.HWMKiB)/1024, float64(base.MemKiB)/1024, perJob)
+	fmt.Printf("after %v idle: memory %.1f MiB, baseline %.1f MiB: %.0f bytes per job beyond the baseline\n",
+		bench.Settle, float64(full.SettledMemKiB)/1024, float64(base.SettledMemKiB)/1024, settled)
+	fmt.Printf("  of which anonymous (heap) %.0f, mapped files (store) %.0f and memory files (encoded listings) %.0f bytes per job\n",
 		float64(full.SettledAnonKiB-base.SettledAnonKiB)*1024/float64(full.Jobs),
-		float64(full.SettledFileKiB-base.SettledFileKiB)*1024/float64(full.Jobs))
+		float64(full.SettledFileKiB-base.SettledFileKiB)*1024/float64(full.Jobs),
+		float64(full.SettledMemFilesKiB-base.SettledMemFilesKiB)*1024/float64(full.Jobs))
 	if int(full.Jobs) != *jobs {
 		return fmt.Errorf("the listing has %d jobs, want %d", full.Jobs, *jobs)
 	}

@@ -134,6 +134,7 @@ type frontend struct {
 	configPath string
 	clientConf string
 	port       int
+	args       []string // extra serve flags
 	cmd        *exec.Cmd
 	exited     chan struct{} // closed when cmd has exited
 	waitErr    error         // cmd.Wait's result, valid once exited is closed
@@ -152,7 +153,7 @@ PartitionName=gpu Nodes=n[13-16] MaxTime=INFINITE State=UP
 PartitionName=debug Nodes=n1 MaxTime=60 State=UP
 `
 
-func newFrontend(t testing.TB, clusterConf string) *frontend {
+func newFrontend(t testing.TB, clusterConf string, serveArgs ...string) *frontend {
 	t.Helper()
 	needClients(t)
 	bin := buildBinary(t)
@@ -170,7 +171,7 @@ func newFrontend(t testing.TB, clusterConf string) *frontend {
 			os.RemoveAll(dir)
 		}
 	})
-	f := &frontend{t: t, dir: dir, stateDir: filepath.Join(dir, "state"), port: freePort(t)}
+	f := &frontend{t: t, dir: dir, stateDir: filepath.Join(dir, "state"), port: freePort(t), args: serveArgs}
 	f.configPath = filepath.Join(dir, "frontend.conf")
 	if err := os.WriteFile(f.configPath, []byte(clusterConf), 0o644); err != nil {
 		t.Fatal(err)
@@ -237,6 +238,7 @@ func (f *frontend) tryStart() error {
 	w := &logWriter{f: f, ready: make(chan struct{})}
 	cmd := exec.Command(buildBinary(f.t), "serve", "--config", f.configPath, "--state-dir", f.stateDir,
 		"--listen", fmt.Sprintf("127.0.0.1:%d", f.port), "--munge-key", "/etc/munge/munge.key")
+	cmd.Args = append(cmd.Args, f.args...)
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/lablup/slurm-frontend/codec/munge"
 	"github.com/lablup/slurm-frontend/edge"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/state/memfile"
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/ctld"
@@ -91,6 +92,7 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	listen := fs.String("listen", "", "controller address (default 0.0.0.0:SlurmctldPort or 0.0.0.0:6817)")
 	mungeKey := fs.String("munge-key", "", "MUNGE key file (default /etc/munge/munge.key)")
 	cluster := fs.String("cluster-name", "", "cluster name (default from config, else \"cluster\")")
+	sendfile := fs.Bool("sendfile", true, "keep large job listings in sealed memory files and send them with sendfile (false: heap and write)")
 	var server *string
 	if withServer {
 		server = fs.String("server", "", "address login nodes use to reach this server (HOST:PORT)")
@@ -98,6 +100,7 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	memfile.SetEnabled(*sendfile)
 	s := &settings{}
 	if *cfgPath != "" {
 		f, err := os.Open(*cfgPath)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/state/memfile"
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 )
@@ -33,7 +34,7 @@ type Request struct {
 // Reply mirrors edge.Reply.
 type Reply struct {
 	Frame   []byte
-	More    [][]byte // further pieces of a prebuilt frame, written after Frame
+	More    []*memfile.Bytes // further pieces of a prebuilt frame, written after Frame
 	MsgType uint16
 	Body    []byte
 	Drop    bool // close without answering (what slurmctld does with undecodable messages)

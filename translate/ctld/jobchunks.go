@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state/memfile"
 )
 
 // Encoded job records live in chunks: the records of the jobs whose IDs
@@ -24,8 +25,10 @@ const chunkShift = 7 // 128 job IDs per chunk; ~800 writev pieces at 100,000 job
 type jobChunk struct {
 	key     uint32      // job ID >> chunkShift
 	entries []*jobEntry // the records encoded, in ID order
-	offs    []uint32    // entries[i]'s record is b[offs[i]:offs[i+1]]
-	b       []byte
+	offs    []uint32    // entries[i]'s record is data's [offs[i]:offs[i+1]]
+	// data is the records, in a memory file when large enough for the
+	// edge to send it with sendfile (see state/memfile).
+	data *memfile.Bytes
 	// volatile: a record here shows other jobs' state (a dependency),
 	// so the chunk is valid for its snapshot only.
 	volatile bool
@@ -45,14 +48,15 @@ func (c *jobChunk) same(group []*jobEntry) bool {
 	return true
 }
 
-func (c *jobChunk) record(i int) []byte { return c.b[c.offs[i]:c.offs[i+1]] }
+// record returns entries[i]'s encoded record, valid while c is reachable.
+func (c *jobChunk) record(i int) []byte { return c.data.Bytes()[c.offs[i]:c.offs[i+1]] }
 
 // jobRecords is one snapshot's plain job listing in one version.
 type jobRecords struct {
 	once   sync.Once
 	chunks []*jobChunk
-	head   []byte   // frame head and RESPONSE_JOB_INFO header
-	pieces [][]byte // the chunks' bytes, to follow head
+	head   []byte           // frame head and RESPONSE_JOB_INFO header
+	pieces []*memfile.Bytes // the chunks' bytes, to follow head
 }
 
 // chunkCache holds the chunks of the latest listing built per version,
@@ -121,7 +125,7 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 	wg.Wait()
 	encoded := 0
 	for _, t := range work {
-		encoded += len(chunks[t.at].b)
+		encoded += chunks[t.at].data.Len()
 	}
 	if encoded >= bigBuild {
 		freeOSMemory()
@@ -129,11 +133,11 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 
 	jr.chunks = chunks
 	s.c.chunks[vidx(v)].Store(&chunks)
-	jr.pieces = make([][]byte, len(chunks))
+	jr.pieces = make([]*memfile.Bytes, len(chunks))
 	bodyLen := 0
 	for i, c := range chunks {
-		jr.pieces[i] = c.b
-		bodyLen += len(c.b)
+		jr.pieces[i] = c.data
+		bodyLen += c.data.Len()
 	}
 	hdr := codec.Writer{}
 	codec.AppendJobInfoHeader(&hdr, v, uint32(len(s.jobs)), s.JobsUpdate, 0)
@@ -152,8 +156,9 @@ const bigBuild = 16 << 20
 // until allocation reached the next GC goal.
 func freeOSMemory() { go debug.FreeOSMemory() }
 
-// encodeChunk encodes group in scratch, then keeps an exactly sized copy:
-// chunks live as long as their jobs do not change.
+// encodeChunk encodes group in scratch, then keeps an exactly sized
+// immutable copy (in a memory file when large): chunks live as long as
+// their jobs do not change.
 func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch *codec.Writer) *jobChunk {
 	// entries is a copy: a slice of the snapshot's list would keep that
 	// whole list alive for as long as later snapshots share the chunk.
@@ -172,7 +177,7 @@ func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch 
 		ji.Encode(w, v)
 	}
 	c.offs = append(c.offs, uint32(len(w.B)))
-	c.b = append(make([]byte, 0, len(w.B)), w.B...)
+	c.data = memfile.New(w.B)
 	return c
 }
 

@@ -15,7 +15,7 @@ import (
 func joined(rep Reply) []byte {
 	out := append([]byte(nil), rep.Frame...)
 	for _, p := range rep.More {
-		out = append(out, p...)
+		out = append(out, p.Bytes()...)
 	}
 	return out
 }
