@@ -90,9 +90,17 @@ func TestCBCDecryptMatchesStdlib(t *testing.T) {
 		cipher.NewCBCEncrypter(b, iv[:]).CryptBlocks(ct, pt)
 		var k aesKey
 		k.expand(key)
-		k.cbcDecrypt(&iv, ct)
-		if !bytes.Equal(ct, pt) {
-			t.Fatalf("iter %d keylen %d blocks %d: decrypt mismatch", iter, klen, nb)
+		sliced := append([]byte(nil), ct...)
+		k.cbcDecryptSliced(&iv, sliced)
+		if !bytes.Equal(sliced, pt) {
+			t.Fatalf("iter %d keylen %d blocks %d: bit-sliced decrypt mismatch", iter, klen, nb)
+		}
+		if haveAESNI {
+			ivBefore := iv
+			cbcDecryptAESNI(k.nr, &k.rk[0], &iv, ct)
+			if !bytes.Equal(ct, pt) || iv != ivBefore {
+				t.Fatalf("iter %d keylen %d blocks %d: AES-NI decrypt mismatch", iter, klen, nb)
+			}
 		}
 	}
 }
@@ -101,10 +109,23 @@ func BenchmarkAESDecrypt80(b *testing.B) {
 	key := make([]byte, 16)
 	var iv [16]byte
 	buf := make([]byte, 80)
-	b.ReportAllocs()
-	for b.Loop() {
-		var k aesKey
-		k.expand(key)
-		k.cbcDecrypt(&iv, buf)
+	b.Run("sliced", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var k aesKey
+			k.expand(key)
+			k.cbcDecryptSliced(&iv, buf)
+		}
+	})
+	if !haveAESNI {
+		return
 	}
+	b.Run("aesni", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var k aesKey
+			k.expand(key)
+			k.cbcDecrypt(&iv, buf)
+		}
+	})
 }
