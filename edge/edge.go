@@ -60,7 +60,9 @@ type Authenticator interface {
 }
 
 // Signer makes the credential 22.05 clients require on every reply,
-// restricted to the requesting uid.
+// restricted to the requesting uid. As in 22.05, the credential does
+// not depend on the body (body may be nil: large prebuilt replies are
+// signed without being joined).
 type Signer interface {
 	Sign(dst []byte, forUID uint32, msgType uint16, body []byte) ([]byte, error)
 }

@@ -325,12 +325,20 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 			return gnet.Close
 		}
 		var out []byte
-		if rep.Frame != nil && req.Version >= codec.V23_02 {
-			if len(rep.More) > 0 {
-				_, _ = c.Discard(n + 4)
-				s.stats.Record(req.MsgType, req.UID, time.Since(start))
-				return s.finishPieces(c, st, rep.Frame, rep.More)
+		if rep.Frame != nil && len(rep.More) > 0 {
+			head := rep.Frame
+			if req.Version < codec.V23_02 {
+				if head, err = s.signedHead(&req, rep.Frame); err != nil {
+					s.logf("cannot sign reply: %v", err)
+					_, _ = c.Discard(n + 4)
+					return gnet.Close
+				}
 			}
+			_, _ = c.Discard(n + 4)
+			s.stats.Record(req.MsgType, req.UID, time.Since(start))
+			return s.finishPieces(c, st, head, rep.More)
+		}
+		if rep.Frame != nil && req.Version >= codec.V23_02 {
 			out = rep.Frame // prebuilt and immutable: written as is, no copy
 		} else {
 			out = s.frame(nil, &req, rep)
@@ -502,6 +510,23 @@ func (s *Server) refuseAuth(c gnet.Conn, st *connState, f *codec.Frame, err erro
 		return gnet.Close
 	}
 	return s.finish(c, st, codec.AppendRC(nil, f.Version, nil, codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR))
+}
+
+// signedHead gives the head of a prebuilt unsigned frame (frame head and
+// the start of the body) the credential 22.05 requires. A 22.05
+// credential carries no hash of the body, so the prebuilt pieces of a
+// large reply follow as they are instead of being joined and copied.
+func (s *Server) signedHead(req *Request, head []byte) ([]byte, error) {
+	var f codec.Frame
+	if err := codec.DecodeFrameHead(head, &f); err != nil {
+		return nil, err
+	}
+	cred, err := s.signer.Sign(nil, req.UID, f.MsgType, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := codec.AppendFrameHead(make([]byte, 0, len(head)+len(cred)+16), req.Version, f.MsgType, cred, int(f.BodyLen))
+	return append(out, f.Body...), nil
 }
 
 // frame turns a Reply into bytes in the request's version.

@@ -13,6 +13,7 @@ import (
 const (
 	showAll    = 0x0001
 	showDetail = 0x0002
+	showLocal  = 0x0010
 )
 
 // fastInfo answers the read RPCs. Request decoders allocate nothing;
@@ -32,8 +33,8 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 		if m.JobIDsSet && m.JobIDs.Len() > 0 {
 			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At), true
 		}
-		if m.ShowFlags == 0 || (v >= codec.V24_11 && m.ShowFlags&showDetail == 0) {
-			jr := s.records(v)
+		if echo, ok := listing(v, m.ShowFlags); ok {
+			jr := s.records(v, echo)
 			return Reply{Frame: jr.head, More: jr.pieces}, true
 		}
 		w := codec.Writer{}
@@ -157,8 +158,8 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 
 // encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts.
 // Plain listings copy each job's record from the snapshot's encoded
-// chunks; records of 24.05 and older echo the request's show_flags, so
-// those with flags set, and SHOW_DETAIL listings, are encoded on the spot.
+// chunks (per version, and up to 24.05 per echoed show_flags, see
+// listing); SHOW_DETAIL listings and rare flags are encoded on the spot.
 func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*jobEntry) bool) {
 	n := uint32(0)
 	for _, e := range s.jobs {
@@ -167,8 +168,8 @@ func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep 
 		}
 	}
 	codec.AppendJobInfoHeader(w, v, n, s.JobsUpdate, 0)
-	if showFlags&showDetail == 0 && (v >= codec.V24_11 || showFlags == 0) {
-		for _, c := range s.records(v).chunks {
+	if echo, ok := listing(v, showFlags); ok {
+		for _, c := range s.records(v, echo).chunks {
 			for i, e := range c.entries {
 				if keep(e) {
 					w.B = append(w.B, c.record(i)...)

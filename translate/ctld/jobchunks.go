@@ -59,21 +59,50 @@ type jobRecords struct {
 	pieces []*memfile.Bytes // the chunks' bytes, to follow head
 }
 
-// chunkCache holds the chunks of the latest listing built per version,
-// for the next snapshot to reuse.
-type chunkCache [nVersions]atomic.Pointer[[]*jobChunk]
+// Up to 24.05 a job record echoes the request's show_flags, so a listing
+// is kept per (version, flags) for the flags stock clients send: squeue
+// sends SHOW_LOCAL, squeue -a SHOW_ALL|SHOW_LOCAL (the captures); tools
+// may send none, or SHOW_ALL. Other flags are rare and encoded per
+// request (a fixed set also bounds what a client can make us keep). From
+// 24.11 on, records echo nothing: one listing per version.
+var echoFlags = [...]uint16{0, showLocal, showAll, showAll | showLocal}
 
-// records returns the snapshot's encoded listing for version v, building
-// it on first use from the previous listing's chunks.
-func (s *Snapshot) records(v uint16) *jobRecords {
-	jr := &s.recs[vidx(v)]
-	jr.once.Do(func() { s.buildRecords(jr, v) })
+const nEcho = len(echoFlags)
+
+// listing returns which cached listing answers a plain job listing for
+// version v with showFlags, and false when none does (SHOW_DETAIL, or
+// flags outside echoFlags up to 24.05): the records are encoded then.
+func listing(v uint16, showFlags uint16) (echo int, ok bool) {
+	if showFlags&showDetail != 0 {
+		return 0, false
+	}
+	if v >= codec.V24_11 {
+		return 0, true
+	}
+	for i, f := range echoFlags {
+		if f == showFlags {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// chunkCache holds the chunks of the latest listing built per version
+// and echoed flags, for the next snapshot to reuse.
+type chunkCache [nVersions][nEcho]atomic.Pointer[[]*jobChunk]
+
+// records returns the snapshot's encoded listing for version v with the
+// flags echoFlags[echo] (see listing), building it on first use from the
+// previous listing's chunks.
+func (s *Snapshot) records(v uint16, echo int) *jobRecords {
+	jr := &s.recs[vidx(v)][echo]
+	jr.once.Do(func() { s.buildRecords(jr, v, echo) })
 	return jr
 }
 
-func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
+func (s *Snapshot) buildRecords(jr *jobRecords, v uint16, echo int) {
 	var prev []*jobChunk
-	if p := s.c.chunks[vidx(v)].Load(); p != nil {
+	if p := s.c.chunks[vidx(v)][echo].Load(); p != nil {
 		prev = *p
 	}
 	type todo struct {
@@ -118,7 +147,7 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 					return
 				}
 				t := work[k]
-				chunks[t.at] = s.encodeChunk(t.key, t.group, v, &scratch)
+				chunks[t.at] = s.encodeChunk(t.key, t.group, v, echoFlags[echo], &scratch)
 			}
 		}()
 	}
@@ -132,7 +161,7 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16) {
 	}
 
 	jr.chunks = chunks
-	s.c.chunks[vidx(v)].Store(&chunks)
+	s.c.chunks[vidx(v)][echo].Store(&chunks)
 	jr.pieces = make([]*memfile.Bytes, len(chunks))
 	bodyLen := 0
 	for i, c := range chunks {
@@ -159,7 +188,7 @@ func freeOSMemory() { go debug.FreeOSMemory() }
 // encodeChunk encodes group in scratch, then keeps an exactly sized
 // immutable copy (in a memory file when large): chunks live as long as
 // their jobs do not change.
-func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch *codec.Writer) *jobChunk {
+func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, flags uint16, scratch *codec.Writer) *jobChunk {
 	// entries is a copy: a slice of the snapshot's list would keep that
 	// whole list alive for as long as later snapshots share the chunk.
 	c := &jobChunk{key: key, entries: slices.Clone(group), offs: make([]uint32, 0, len(group)+1)}
@@ -174,7 +203,7 @@ func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, scratch 
 			c.volatile = true
 		}
 		ji := s.c.jobInfo(s, j, v, false)
-		ji.Encode(w, v)
+		ji.EncodeFor(w, v, flags)
 	}
 	c.offs = append(c.offs, uint32(len(w.B)))
 	c.data = memfile.New(w.B)

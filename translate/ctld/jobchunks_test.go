@@ -3,6 +3,7 @@ package ctld
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -51,33 +52,85 @@ func TestJobListingChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	whole := func(s *Snapshot, v uint16) []byte {
-		m := codec.JobInfoMsg{LastUpdate: s.JobsUpdate}
-		for _, e := range s.jobs {
-			m.Jobs = append(m.Jobs, c.jobInfo(s, e.job(), v, false))
-		}
+	// whole encodes the listing job by job, as for a request with flags.
+	whole := func(s *Snapshot, v, flags uint16, keep func(*jobEntry) bool) []byte {
 		w := codec.Writer{}
-		m.Encode(&w, v)
+		var n uint32
+		for _, e := range s.jobs {
+			if keep(e) {
+				n++
+			}
+		}
+		codec.AppendJobInfoHeader(&w, v, n, s.JobsUpdate, 0)
+		for _, e := range s.jobs {
+			if keep(e) {
+				ji := c.jobInfo(s, e.job(), v, flags&showDetail != 0)
+				ji.EncodeFor(&w, v, flags)
+			}
+		}
 		return codec.AppendFrame(nil, v, codec.RESPONSE_JOB_INFO, nil, w.B)
 	}
+	all := func(*jobEntry) bool { return true }
+	// Some jobs of another user, for squeue -u.
+	c.mu.Lock()
+	for id := uint32(10); id < 300; id += 7 {
+		e := c.entry(id)
+		j := *e.job()
+		j.UserID, j.UserName = 1001, "alice"
+		if err := c.opt.Store.Put(&j); err != nil {
+			t.Fatal(err)
+		}
+		c.replace(e, &j)
+	}
+	c.rebuild(time.Now().Unix())
+	c.mu.Unlock()
+	asBytes := func(v uint16, rep Reply) []byte {
+		if rep.Frame != nil {
+			return joined(rep)
+		}
+		return codec.AppendFrame(nil, v, rep.MsgType, nil, rep.Body)
+	}
 	for _, v := range codec.Versions {
-		body := codec.Writer{}
-		(&codec.JobInfoRequest{}).Encode(&body, v)
-		rep, ok := c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO, Body: body.B})
-		if !ok {
-			t.Fatalf("%s: not answered from the snapshot", codec.VersionName(v))
-		}
-		if want := whole(c.Snapshot(), v); !bytes.Equal(joined(rep), want) {
-			t.Fatalf("%s: chunked listing (%d bytes in %d pieces) differs from the whole encode (%d bytes)",
-				codec.VersionName(v), len(joined(rep)), len(rep.More), len(want))
-		}
-		if len(rep.More) != n>>chunkShift+1 {
-			t.Errorf("%s: %d pieces for IDs 1..%d, want %d", codec.VersionName(v), len(rep.More), n, n>>chunkShift+1)
+		// squeue (SHOW_LOCAL), squeue -a, tools with none or SHOW_ALL:
+		// prebuilt chunks; SHOW_DETAIL and rare flags: encoded per request.
+		for _, flags := range []uint16{showLocal, showAll | showLocal, 0, showAll, showAll | showDetail, 0x20 | showLocal} {
+			name := fmt.Sprintf("%s show_flags %#x", codec.VersionName(v), flags)
+			body := codec.Writer{}
+			(&codec.JobInfoRequest{ShowFlags: flags}).Encode(&body, v)
+			rep, ok := c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO, Body: body.B})
+			if !ok {
+				t.Fatalf("%s: not answered from the snapshot", name)
+			}
+			if want := whole(c.Snapshot(), v, flags, all); !bytes.Equal(asBytes(v, rep), want) {
+				t.Fatalf("%s: listing (%d bytes in %d pieces) differs from the whole encode (%d bytes)",
+					name, len(asBytes(v, rep)), len(rep.More), len(want))
+			}
+			prebuilt := flags&showDetail == 0 && (flags&0x20 == 0 || v >= codec.V24_11)
+			if prebuilt && len(rep.More) != n>>chunkShift+1 {
+				t.Errorf("%s: %d pieces for IDs 1..%d, want %d", name, len(rep.More), n, n>>chunkShift+1)
+			}
+			if !prebuilt && rep.Frame != nil {
+				t.Errorf("%s: answered from chunks", name)
+			}
+			if m := decodeListing(t, Reply{Frame: asBytes(v, rep)}); v < codec.V24_11 && m.Jobs[0].ShowFlags != flags {
+				t.Errorf("%s: record echoes show_flags %#x", name, m.Jobs[0].ShowFlags)
+			}
+			// squeue -u: the user's records, copied from the same chunks.
+			body = codec.Writer{}
+			(&codec.JobUserInfoRequest{UserID: 1001, ShowFlags: flags}).Encode(&body, v)
+			rep, _ = c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_USER_INFO, Body: body.B})
+			mine := func(e *jobEntry) bool { return e.userID == 1001 }
+			if want := whole(c.Snapshot(), v, flags, mine); !bytes.Equal(asBytes(v, rep), want) {
+				t.Fatalf("%s: user listing differs from the whole encode", name)
+			}
+			if m := decodeListing(t, Reply{Frame: asBytes(v, rep)}); len(m.Jobs) != 42 || m.Jobs[0].UserID != 1001 {
+				t.Fatalf("%s: squeue -u lists %d jobs", name, len(m.Jobs))
+			}
 		}
 	}
 
 	v := codec.V24_11
-	old := c.Snapshot().records(v).chunks
+	old := c.Snapshot().records(v, 0).chunks
 	c.mu.Lock()
 	e := c.entry(300)
 	j := *e.job()
@@ -89,14 +142,14 @@ func TestJobListingChunks(t *testing.T) {
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
 	s := c.Snapshot()
-	now := s.records(v).chunks
+	now := s.records(v, 0).chunks
 	for i := range now {
 		shared := now[i] == old[i]
 		if wantShared := i != 300>>chunkShift; shared != wantShared {
 			t.Errorf("chunk %d: shared with the old snapshot %v, want %v", i, shared, wantShared)
 		}
 	}
-	m := decodeListing(t, Reply{Frame: s.records(v).head, More: s.records(v).pieces})
+	m := decodeListing(t, Reply{Frame: s.records(v, 0).head, More: s.records(v, 0).pieces})
 	if len(m.Jobs) != n || m.Jobs[299].Name != "renamed" || m.Jobs[298].Name != "fill298" {
 		t.Errorf("after the change: %d jobs, job 300 named %q, job 299 %q", len(m.Jobs), m.Jobs[299].Name, m.Jobs[298].Name)
 	}
@@ -112,11 +165,11 @@ func TestJobListingChunks(t *testing.T) {
 	c.replace(e, &j)
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
-	first := c.Snapshot().records(v).chunks[0]
+	first := c.Snapshot().records(v, 0).chunks[0]
 	c.mu.Lock()
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
-	if c.Snapshot().records(v).chunks[0] == first {
+	if c.Snapshot().records(v, 0).chunks[0] == first {
 		t.Error("a chunk holding a dependent job was reused by the next snapshot")
 	}
 }

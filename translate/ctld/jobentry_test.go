@@ -137,7 +137,7 @@ func BenchmarkChunkEncode(b *testing.B) {
 			var w codec.Writer
 			b.ReportAllocs()
 			for b.Loop() {
-				s.encodeChunk(0, bc.group, codec.V24_11, &w)
+				s.encodeChunk(0, bc.group, codec.V24_11, 0, &w)
 			}
 		})
 	}

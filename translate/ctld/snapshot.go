@@ -58,7 +58,7 @@ type Snapshot struct {
 	alloc       map[string]*nodeAlloc // node name -> what running jobs hold
 	c           *Controller
 	slots       [nVersions][nKinds]slot
-	recs        [nVersions]jobRecords
+	recs        [nVersions][nEcho]jobRecords
 }
 
 // NumJobs is the number of job records in the snapshot.
