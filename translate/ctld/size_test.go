@@ -11,6 +11,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/state/memfile"
 	"github.com/lablup/slurm-frontend/translate/local"
 )
 
@@ -67,6 +68,8 @@ func TestSize100k(t *testing.T) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	perJob := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+	_, filed := memfile.Stats() // encoded records kept in memory files
+	perJobFiles := float64(filed) / float64(n)
 	if p := os.Getenv("SLURM_FRONTEND_SIZE_HEAPPROF"); p != "" {
 		// go tool pprof -sample_index=inuse_space: what the queue holds.
 		if f, err := os.Create(p); err == nil {
@@ -86,8 +89,8 @@ func TestSize100k(t *testing.T) {
 	start = time.Now()
 	rep, _ = ctl.Fast(req)
 	reencode := time.Since(start)
-	t.Logf("%d jobs: restart to first squeue reply %v (load %v); heap %.0f B/job incl. encoded 24.11 records (%d B reply); snapshot rebuild %v; reply rebuild %v",
-		n, firstReply, loaded, perJob, len(joined(rep)), rebuild, reencode)
+	t.Logf("%d jobs: restart to first squeue reply %v (load %v); heap %.0f B/job, encoded 24.11 records in memory files %.0f B/job (%d B reply); snapshot rebuild %v; reply rebuild %v",
+		n, firstReply, loaded, perJob, perJobFiles, len(joined(rep)), rebuild, reencode)
 }
 
 func jobInfoBody() []byte {
