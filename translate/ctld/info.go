@@ -158,8 +158,8 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 
 // encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts.
 // Plain listings copy each job's record from the snapshot's encoded
-// chunks (per version, and up to 24.05 per echoed show_flags, see
-// listing); SHOW_DETAIL listings and rare flags are encoded on the spot.
+// chunks (per version and SHOW_DETAIL, and up to 24.05 per echoed
+// show_flags, see listing); rare flags are encoded on the spot.
 func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*jobEntry) bool) {
 	n := uint32(0)
 	for _, e := range s.jobs {

@@ -61,23 +61,25 @@ type jobRecords struct {
 
 // Up to 24.05 a job record echoes the request's show_flags, so a listing
 // is kept per (version, flags) for the flags stock clients send: squeue
-// sends SHOW_LOCAL, squeue -a SHOW_ALL|SHOW_LOCAL (the captures); tools
-// may send none, or SHOW_ALL. Other flags are rare and encoded per
-// request (a fixed set also bounds what a client can make us keep). From
-// 24.11 on, records echo nothing: one listing per version.
-var echoFlags = [...]uint16{0, showLocal, showAll, showAll | showLocal}
+// sends SHOW_LOCAL, squeue -a SHOW_ALL|SHOW_LOCAL (the captures),
+// scontrol show job none or SHOW_ALL, and -d adds SHOW_DETAIL. Other
+// flags are rare and encoded per request (a fixed set also bounds what a
+// client can make us keep). From 24.11 on, records echo nothing: one
+// listing per version, and one with SHOW_DETAIL.
+var echoFlags = [...]uint16{
+	0, showLocal, showAll, showAll | showLocal,
+	showDetail, showDetail | showLocal, showDetail | showAll, showDetail | showAll | showLocal,
+}
 
 const nEcho = len(echoFlags)
 
-// listing returns which cached listing answers a plain job listing for
-// version v with showFlags, and false when none does (SHOW_DETAIL, or
-// flags outside echoFlags up to 24.05): the records are encoded then.
+// listing returns which cached listing (an index into echoFlags) answers
+// a plain job listing for version v with showFlags, and false when none
+// does (flags outside echoFlags up to 24.05): the records are encoded on
+// the spot then.
 func listing(v uint16, showFlags uint16) (echo int, ok bool) {
-	if showFlags&showDetail != 0 {
-		return 0, false
-	}
 	if v >= codec.V24_11 {
-		return 0, true
+		showFlags &= showDetail
 	}
 	for i, f := range echoFlags {
 		if f == showFlags {
@@ -202,7 +204,9 @@ func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, flags ui
 		if j.Dependency != "" {
 			c.volatile = true
 		}
-		ji := s.c.jobInfo(s, j, v, false)
+		// A detail record must derive from the job alone (or mark the
+		// chunk volatile): chunks are shared while their jobs do not change.
+		ji := s.c.jobInfo(s, j, v, flags&showDetail != 0)
 		ji.EncodeFor(w, v, flags)
 	}
 	c.offs = append(c.offs, uint32(len(w.B)))
