@@ -197,6 +197,38 @@ func TestServerPiecedReply(t *testing.T) {
 	}
 }
 
+// Clients that go away in the middle of a large reply (closed, or reset
+// with unread data) cost the server nothing lasting: the next client
+// gets the whole reply, with and without an enlarged socket buffer.
+func TestServerClientLeavesMidReply(t *testing.T) {
+	for _, forced := range []bool{true, false} {
+		addr, s := startServerWith(t)
+		s.noSndbuf.Store(!forced)
+		req := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil)
+		for i := 0; i < 20; i++ {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.(*net.TCPConn).SetReadBuffer(16 << 10)
+			c.Write(req)
+			if i%2 == 0 {
+				var b [1000]byte
+				io.ReadFull(c, b[:]) // a little, then gone
+				c.(*net.TCPConn).SetLinger(0)
+			}
+			c.Close()
+		}
+		req22 := codec.AppendFrame(nil, codec.V22_05, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil)
+		for _, r := range [][]byte{req, req22} {
+			var f codec.Frame
+			if got := exchange(t, addr, r, len(r)); codec.DecodeFrame(got, &f) != nil || string(f.Body) != string(piecesBody) {
+				t.Fatalf("SO_SNDBUFFORCE %v: after clients left mid-reply, %d bytes", forced, len(got))
+			}
+		}
+	}
+}
+
 // A request trickled in byte by byte wakes the server a few times, not
 // once per byte (SO_RCVLOWAT), and is answered.
 func TestServerTrickledRequest(t *testing.T) {
