@@ -14,6 +14,10 @@
 # HOLD_SWEEP (default 1,8,64) of slurm-frontend and the null server at the
 # first stage; default 10000, 0 = skip; the real slurmctld is left out: it
 # serves at most 50 connections at once, so it would only time out),
+# OLD (older client protocols measured at the largest queue with squeue at
+# the top of SWEEP, default "22.05 23.11": slurm-frontend and the null
+# server; the real 24.11 slurmctld too for 23.11 and later, which it
+# speaks; "" = skip),
 # SIZE (jobs for the closing `bench size` run: restart time and RSS per
 # job of slurm-frontend alone, default 100000, 0 = skip),
 # REPEAT (measure every point N times and report the median, default 1),
@@ -46,6 +50,7 @@ WARMUP=${WARMUP:-1s}
 PING=${PING:-1}
 HOLD=${HOLD:-10000}
 HOLD_SWEEP=${HOLD_SWEEP:-1,8,64}
+OLD=${OLD-22.05 23.11}
 REPEAT=${REPEAT:-1}
 SIZE=${SIZE:-100000}
 PORT=${PORT:-26800}
@@ -177,9 +182,22 @@ for n in $STAGES; do
 	fi
 done
 
+top=${SWEEP##*,}
+for proto in $OLD; do
+	t=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID")
+	[ -n "$B_PID" ] && t+=(--target "ours-b=127.0.0.1:$B_PORT,pid=$B_PID")
+	# A 24.11 slurmctld speaks 24.11 and the two releases before it.
+	[ "${proto%%.*}" -ge 23 ] && [ "$proto" != 23.02 ] && t+=(--target "$real_target")
+	t+=(--target "null=127.0.0.1:$NULL_PORT,pid=$NULL_PID")
+	log "stage: $have jobs, $proto clients, squeue at $top"
+	"$BIN" bench run "${t[@]}" --proto "$proto" --workload squeue --sweep "$top" --duration "$DURATION" --warmup "$WARMUP" \
+		--repeat "$REPEAT" --munge-key "$KEY" --label "$have jobs, $proto clients" --json "$DIR/stage-$have-$proto.json" >"$DIR/stage-$have-$proto.txt"
+	files+=("$DIR/stage-$have-$proto.json")
+done
+
 log "report"
 "$BIN" bench report "${files[@]}" --report "$OUT.html" --json "$OUT.json" \
-	--note "tools/bench.sh: JOBS=$JOBS STAGES=\"$STAGES\" B_FLAGS=\"$B_FLAGS\" SWEEP=$SWEEP DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT HOLD=$HOLD_N; total $SECONDS s" |
+	--note "tools/bench.sh: JOBS=$JOBS STAGES=\"$STAGES\" OLD=\"$OLD\" B_FLAGS=\"$B_FLAGS\" SWEEP=$SWEEP DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT HOLD=$HOLD_N; total $SECONDS s" |
 	tee "$DIR/summary.txt"
 log "wrote $OUT.html and $OUT.json in $SECONDS s"
 
