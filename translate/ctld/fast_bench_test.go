@@ -1,10 +1,12 @@
 package ctld
 
 import (
+	"context"
 	"testing"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/local"
 )
 
 // Serving a cached reply allocates nothing: request decode, last_update
@@ -53,4 +55,39 @@ func partInfoBodyV(v uint16) []byte {
 	w := codec.Writer{}
 	(&codec.PartitionInfoRequest{ShowFlags: 1}).Encode(&w, v)
 	return w.B
+}
+
+// squeue -u / --me on a large queue: 100,000 held jobs of 100 users
+// (1,000 each), one user's listing, and a user with none.
+func BenchmarkUserListing(b *testing.B) {
+	store, err := state.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	fillHeldUsers(b, store, 100000, 100)
+	cfg := fakeCluster(&testing.T{}, "slurm-24.11")
+	ctl, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "refcluster"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		uid  uint32
+		want int
+	}{{"owner", 1042, 1000}, {"none", 7, 0}} {
+		body := codec.Writer{}
+		(&codec.JobUserInfoRequest{UserID: c.uid, ShowFlags: showLocal}).Encode(&body, codec.V24_11)
+		req := &Request{Version: codec.V24_11, MsgType: codec.REQUEST_JOB_USER_INFO, Body: body.B}
+		rep, _ := ctl.Fast(req)
+		if n := len(decodeListing(b, Reply{Frame: codec.AppendFrame(nil, codec.V24_11, rep.MsgType, nil, rep.Body)}).Jobs); n != c.want {
+			b.Fatalf("%s: %d jobs, want %d", c.name, n, c.want)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ctl.Fast(req)
+			}
+		})
+	}
 }

@@ -55,6 +55,7 @@ func (c *jobChunk) record(i int) []byte { return c.data.Bytes()[c.offs[i]:c.offs
 type jobRecords struct {
 	once   sync.Once
 	chunks []*jobChunk
+	starts []int32          // chunks[k]'s first entry is the snapshot's jobs[starts[k]]
 	head   []byte           // frame head and RESPONSE_JOB_INFO header
 	pieces []*memfile.Bytes // the chunks' bytes, to follow head
 }
@@ -163,6 +164,12 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16, echo int) {
 	}
 
 	jr.chunks = chunks
+	jr.starts = make([]int32, len(chunks))
+	at := 0
+	for k, c := range chunks {
+		jr.starts[k] = int32(at)
+		at += len(c.entries)
+	}
 	s.c.chunks[vidx(v)][echo].Store(&chunks)
 	jr.pieces = make([]*memfile.Bytes, len(chunks))
 	bodyLen := 0

@@ -21,7 +21,7 @@ func joined(rep Reply) []byte {
 	return out
 }
 
-func decodeListing(t *testing.T, rep Reply) *codec.JobInfoMsg {
+func decodeListing(t testing.TB, rep Reply) *codec.JobInfoMsg {
 	t.Helper()
 	var f codec.Frame
 	if err := codec.DecodeFrame(joined(rep), &f); err != nil {

@@ -101,16 +101,24 @@ func jobInfoBody() []byte {
 
 // fillHeld stores n held jobs (IDs from the store's next) through the
 // store's durable path, in batches.
-func fillHeld(t testing.TB, store *state.Store, n int) {
+func fillHeld(t testing.TB, store *state.Store, n int) { fillHeldUsers(t, store, n, 0) }
+
+// fillHeldUsers stores n held jobs; with users > 0 they belong to uids
+// 1000.. in turn (job i to uid 1000 + i%users), else to root.
+func fillHeldUsers(t testing.TB, store *state.Store, n, users int) {
 	t.Helper()
 	for i := 0; i < n; {
 		batch := min(1000, n-i)
 		_, err := store.Submit(uint32(batch), nil, func(first uint32) ([]*state.Job, error) {
 			jobs := make([]*state.Job, batch)
 			for k := range jobs {
+				uid := uint32(0)
+				if users > 0 {
+					uid = 1000 + uint32((i+k)%users)
+				}
 				jobs[k] = &state.Job{
 					ID: first + uint32(k), ArrayTaskID: codec.NoVal, Name: "fill" + strconv.Itoa(i+k),
-					UserID: 0, GroupID: 0, UserName: "root", Partition: "cpu", WorkDir: "/tmp",
+					UserID: uid, GroupID: 0, UserName: "root", Partition: "cpu", WorkDir: "/tmp",
 					StdIn: "/dev/null", StdOut: "/dev/null", SubmitTime: time.Now().Unix(),
 					TimeLimit: codec.Infinite, State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER,
 					MinNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1, TresReqStr: "cpu=1,mem=125G,node=1,billing=1",
