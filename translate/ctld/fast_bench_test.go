@@ -57,8 +57,9 @@ func partInfoBodyV(v uint16) []byte {
 	return w.B
 }
 
-// squeue -u / --me on a large queue: 100,000 held jobs of 100 users
-// (1,000 each), one user's listing, and a user with none.
+// squeue -u / --me and scontrol show job N on a large queue: 100,000
+// held jobs of 100 users (1,000 each): one user's listing, a user with
+// none, and one job.
 func BenchmarkUserListing(b *testing.B) {
 	store, err := state.Open(b.TempDir())
 	if err != nil {
@@ -90,4 +91,14 @@ func BenchmarkUserListing(b *testing.B) {
 			}
 		})
 	}
+	// scontrol show job N / squeue -j N, as job-status pollers send.
+	body := codec.Writer{}
+	(&codec.JobInfoSingleRequest{JobID: 50000, ShowFlags: showLocal, StepID: codec.NoVal, StepHetComp: codec.NoVal}).Encode(&body, codec.V24_11)
+	req := &Request{Version: codec.V24_11, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B}
+	b.Run("single job", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ctl.Fast(req)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package ctld
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -126,6 +127,45 @@ func TestJobListingChunks(t *testing.T) {
 			}
 			if m := decodeListing(t, Reply{Frame: asBytes(v, rep)}); len(m.Jobs) != 42 || m.Jobs[0].UserID != 1001 {
 				t.Fatalf("%s: squeue -u lists %d jobs", name, len(m.Jobs))
+			}
+		}
+	}
+
+	// scontrol show job / squeue -j of one job: an array job lists its
+	// tasks (records 600-610 here), a task itself only.
+	c.mu.Lock()
+	for id := uint32(600); id <= 610; id++ {
+		e := c.entry(id)
+		j := *e.job()
+		j.ArrayJobID, j.ArrayTaskID = 600, id-600
+		if err := c.opt.Store.Put(&j); err != nil {
+			t.Fatal(err)
+		}
+		c.replace(e, &j)
+	}
+	c.rebuild(time.Now().Unix())
+	c.mu.Unlock()
+	for _, v := range codec.Versions {
+		for _, flags := range []uint16{0, showLocal, showDetail | showAll, 0x20 | showLocal} {
+			for _, q := range []struct{ id, want uint32 }{{600, 11}, {605, 1}, {1, 1}, {n, 1}} {
+				name := fmt.Sprintf("%s show_flags %#x job %d", codec.VersionName(v), flags, q.id)
+				body := codec.Writer{}
+				(&codec.JobInfoSingleRequest{JobID: q.id, ShowFlags: flags, StepID: codec.NoVal, StepHetComp: codec.NoVal}).Encode(&body, v)
+				rep, _ := c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B})
+				keep := func(e *jobEntry) bool { return e.id == q.id || e.arrayJobID == q.id }
+				if want := whole(c.Snapshot(), v, flags, keep); !bytes.Equal(asBytes(v, rep), want) {
+					t.Fatalf("%s: differs from the whole encode", name)
+				}
+				if m := decodeListing(t, Reply{Frame: asBytes(v, rep)}); uint32(len(m.Jobs)) != q.want {
+					t.Fatalf("%s: %d records, want %d", name, len(m.Jobs), q.want)
+				}
+			}
+			body := codec.Writer{}
+			(&codec.JobInfoSingleRequest{JobID: n + 5, ShowFlags: flags, StepID: codec.NoVal, StepHetComp: codec.NoVal}).Encode(&body, v)
+			rep, _ := c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B})
+			var f codec.Frame
+			if err := codec.DecodeFrame(asBytes(v, rep), &f); err != nil || f.MsgType != codec.RESPONSE_SLURM_RC || binary.BigEndian.Uint32(f.Body) != codec.ESLURM_INVALID_JOB_ID {
+				t.Fatalf("unknown job: %v %s", err, codec.MsgTypeName(f.MsgType))
 			}
 		}
 	}

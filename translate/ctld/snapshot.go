@@ -59,7 +59,7 @@ type Snapshot struct {
 	c           *Controller
 	slots       [nVersions][nKinds]slot
 	recs        [nVersions][nEcho]jobRecords
-	users       userIndex
+	idx         jobIndexes
 }
 
 // NumJobs is the number of job records in the snapshot.
