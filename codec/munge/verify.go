@@ -62,7 +62,8 @@ func WithReplayCapacity(n int) Option {
 }
 
 // DefaultReplayCapacity holds five minutes (the default ttl) of
-// credentials at about 3,500 requests a second, in about 50 MB at most.
+// credentials at about 3,500 requests a second, in about 110 MB of heap
+// when full (measured: ~104 bytes per entry, map and ring included).
 const DefaultReplayCapacity = 1 << 20
 
 // NewVerifier returns a Verifier for credentials made with k.
