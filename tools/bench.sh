@@ -89,6 +89,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# settle PID: wait (at most 60 s) until the process uses under 0.05 of a
+# core over a second.
+settle() {
+	local t0 t1 i
+	for i in $(seq 60); do
+		t0=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null) || return 0
+		sleep 1
+		t1=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null) || return 0
+		[ $((t1 - t0)) -lt 5 ] && return 0
+	done
+	log "$(cat "/proc/$1/comm" 2>/dev/null) ($1) still busy after 60 s; measuring anyway"
+}
+
 wait_port() { # PORT PID NAME
 	for _ in $(seq 200); do
 		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
@@ -162,6 +175,10 @@ for n in $STAGES; do
 	fi
 	kill -HUP "$NULL_PID"   # the null server copies the new replies
 	sleep 0.5
+	# A controller busy with what the fill left it (slurmctld's scheduler
+	# passes over thousands of new jobs) would be measured at a fraction
+	# of its rate: wait until each is idle.
+	for pid in $OURS_PID $REAL_PID $B_PID; do settle "$pid"; done
 	wl=squeue
 	[ "$first" = 1 ] && [ "$PING" = 1 ] && wl=squeue,ping
 	first=0
