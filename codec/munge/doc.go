@@ -95,8 +95,9 @@
 //
 // Decode and Verify do not allocate in steady state (Decode given a reused
 // scratch buffer; Verify keeps pooled buffers and reuses the Cred's
-// slices; only the replay maps grow). crypto/aes allocates a key schedule
-// per key, and every credential has its own key, so decryption uses the
-// constant-time bit-sliced AES in aes.go; it is checked against
-// crypto/aes in the tests.
+// slices; only the replay tables grow, to their working size).
+// crypto/aes allocates a key schedule per key, and every credential has
+// its own key, so decryption uses our own AES: AES-NI on amd64
+// (aes_amd64.s), the constant-time bit-sliced rounds in aes.go elsewhere;
+// both are checked against crypto/aes in the tests.
 package munge

@@ -200,10 +200,7 @@ func TestReplayExpiryAndCapacity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := 0
-	for i := range v.replay.shards {
-		n += len(v.replay.shards[i].m)
-	}
+	n := v.replay.len()
 	if n == 0 || n > replayShards {
 		t.Fatalf("%d entries after expiry", n)
 	}
@@ -527,10 +524,7 @@ func TestVerifyConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	total := 0
-	for i := range v.replay.shards {
-		total += len(v.replay.shards[i].m)
-	}
+	total := v.replay.len()
 	if total != len(creds) {
 		t.Fatalf("%d replay entries, want %d", total, len(creds))
 	}
@@ -644,4 +638,80 @@ func FuzzDecodeInner(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})
+}
+
+// The replay cache against a plain map: random credentials, replays of
+// live and expired ones, time moving on, shards filling and emptying
+// (index deletions with wrap-around included); every live entry stays
+// findable and nothing else is reported as a replay.
+func TestReplayCacheMatchesModel(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(3, 4))
+	for _, capacity := range []int{replayShards, 64 * replayShards, 1 << 20} {
+		rc := newReplayCache(capacity)
+		model := map[replayKey]bool{}
+		var seen []replayKey
+		now := int64(1_700_000_000)
+		for step := 0; step < 60000; step++ {
+			var k replayKey
+			if len(seen) > 0 && rng.IntN(4) == 0 {
+				k = seen[rng.IntN(len(seen))] // a replay attempt
+			} else {
+				for i := range k.mac {
+					k.mac[i] = byte(rng.Uint32())
+				}
+				k.mac[0] = byte(rng.IntN(4)) // crowd a few shards
+				k.exp = now + 5
+				seen = append(seen, k)
+				if len(seen) > 5000 {
+					seen = seen[1:]
+				}
+			}
+			if rng.IntN(500) == 0 {
+				now++
+				for mk := range model {
+					if mk.exp < now {
+						delete(model, mk)
+					}
+				}
+			}
+			err := rc.insert(k, now)
+			if k.exp < now {
+				continue // the verifier rejects it as expired before asking
+			}
+			switch {
+			case model[k] && err != ErrReplayed && capacity >= 1<<20:
+				t.Fatalf("cap %d step %d: replay of a live credential accepted", capacity, step)
+			case !model[k] && err != nil:
+				t.Fatalf("cap %d step %d: new credential refused: %v", capacity, step, err)
+			}
+			model[k] = true
+			if step%500 == 0 {
+				checkReplayIndex(t, rc)
+			}
+		}
+		checkReplayIndex(t, rc)
+	}
+}
+
+// checkReplayIndex checks that each shard's index holds exactly its live
+// entries, each findable.
+func checkReplayIndex(t *testing.T, rc *replayCache) {
+	t.Helper()
+	for i := range rc.shards {
+		s := &rc.shards[i]
+		used := 0
+		for _, p := range s.idx {
+			if p != 0 {
+				used++
+			}
+		}
+		if used != s.n {
+			t.Fatalf("shard %d: %d index slots for %d entries", i, used, s.n)
+		}
+		for j := 0; j < s.n; j++ {
+			if s.find(s.q[(s.head+j)%len(s.q)]) < 0 {
+				t.Fatalf("shard %d: entry %d not found", i, j)
+			}
+		}
+	}
 }
