@@ -244,12 +244,15 @@ func (s *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
 // closed by the peer.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now()
-	var victims []gnet.Conn
+	var victims, flushed []gnet.Conn
 	s.mu.Lock()
 	for c, st := range s.conns {
 		if st.done.Load() {
-			if now.Sub(time.Unix(0, st.doneAt.Load())) > s.cfg.DoneTimeout || c.OutboundBuffered() == 0 && now.Sub(time.Unix(0, st.doneAt.Load())) > time.Second {
+			switch since := now.Sub(time.Unix(0, st.doneAt.Load())); {
+			case since > s.cfg.DoneTimeout:
 				victims = append(victims, c)
+			case since > time.Second:
+				flushed = append(flushed, c)
 			}
 		} else if now.Sub(st.opened) > s.cfg.IdleTimeout {
 			victims = append(victims, c)
@@ -258,6 +261,17 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.mu.Unlock()
 	for _, c := range victims {
 		_ = c.Close()
+	}
+	// An answered connection whose reply gnet has since finished writing
+	// is closed too; its buffer belongs to its event loop, so it is
+	// looked at there (an empty write runs the check on the loop).
+	for _, c := range flushed {
+		_ = c.AsyncWritev(nil, func(c gnet.Conn, err error) error {
+			if err == nil && c.OutboundBuffered() == 0 {
+				return c.Close()
+			}
+			return nil
+		})
 	}
 	if now.Sub(s.lastLog) > 5*time.Minute {
 		if s.lastLog.IsZero() {

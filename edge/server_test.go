@@ -229,6 +229,30 @@ func TestServerClientLeavesMidReply(t *testing.T) {
 	}
 }
 
+// A reply gnet had to buffer (a client reading slowly) is followed by
+// the server closing the connection once it is all written, within a
+// couple of sweeps, even if the client never closes: not at the
+// 10-second DoneTimeout.
+func TestServerClosesAfterBufferedReply(t *testing.T) {
+	addr, s := startServerWith(t)
+	s.noSndbuf.Store(true) // the kernel takes only part: gnet buffers the rest
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(16 << 10)
+	c.Write(codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil))
+	time.Sleep(300 * time.Millisecond)
+	c.SetReadDeadline(time.Now().Add(6 * time.Second))
+	start := time.Now()
+	got, err := io.ReadAll(c) // the whole reply, then EOF from the server
+	var f codec.Frame
+	if err != nil || codec.DecodeFrame(got, &f) != nil || string(f.Body) != string(piecesBody) {
+		t.Fatalf("after %v: %d bytes, %v (want the whole reply, then the server's close)", time.Since(start), len(got), err)
+	}
+}
+
 // A request trickled in byte by byte wakes the server a few times, not
 // once per byte (SO_RCVLOWAT), and is answered.
 func TestServerTrickledRequest(t *testing.T) {
