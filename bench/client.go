@@ -206,8 +206,9 @@ type caller struct {
 
 func (c *caller) call(addr string, req []byte, buf *[]byte) ([]byte, *rpcError) {
 	deadline := time.Now().Add(c.timeout)
-	c.dialer.Deadline = deadline
-	nc, err := c.dialer.Dial("tcp", addr)
+	d := c.dialer // the caller is shared by the workers: each dials with its own deadline
+	d.Deadline = deadline
+	nc, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, classifyDial(err)
 	}

@@ -1,0 +1,6 @@
+//go:build race
+
+package bench
+
+// The race detector makes sync.Pool drop items and adds allocations.
+const raceEnabled = true
