@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,10 +206,8 @@ func (s *NullServer) handle(c net.Conn) {
 // writeReply writes rep: from its memory file with sendfile, else with
 // write.
 func writeReply(c net.Conn, rep *memfile.Bytes) error {
-	defer runtime.KeepAlive(rep)
-	src, file := rep.File()
 	tc, ok := c.(*net.TCPConn)
-	if !file || !ok {
+	if _, file := rep.File(); !file || !ok {
 		_, err := c.Write(rep.Bytes())
 		return err
 	}
@@ -221,21 +218,8 @@ func writeReply(c net.Conn, rep *memfile.Bytes) error {
 	var off int64
 	var serr error
 	err = raw.Write(func(fd uintptr) bool {
-		for int(off) < rep.Len() {
-			n, err := unix.Sendfile(int(fd), src, &off, rep.Len()-int(off))
-			switch {
-			case err == unix.EAGAIN:
-				return false // wait until writable
-			case err == unix.EINTR:
-			case err != nil:
-				serr = err
-				return true
-			case n == 0:
-				serr = io.ErrShortWrite
-				return true
-			}
-		}
-		return true
+		serr = rep.SendTo(int(fd), &off)
+		return serr != unix.EAGAIN // else wait until writable
 	})
 	if err != nil {
 		return err

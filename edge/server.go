@@ -342,11 +342,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		if rep.Frame != nil && len(rep.More) > 0 {
 			head := rep.Frame
 			if req.Version < codec.V23_02 {
-				if head, err = s.signedHead(&req, rep.Frame); err != nil {
-					s.logf("cannot sign reply: %v", err)
-					_, _ = c.Discard(n + 4)
-					return gnet.Close
-				}
+				head = s.signedHead(&req, rep.Frame)
 			}
 			_, _ = c.Discard(n + 4)
 			s.stats.Record(req.MsgType, req.UID, time.Since(start))
@@ -439,9 +435,9 @@ func (s *Server) waitFor(c gnet.Conn, st *connState, missing int) {
 const bigReply = 256 << 10
 
 // finishPieces writes a prebuilt reply made of pieces (a squeue listing:
-// head, then chunks of encoded job records) with writev, straight from
-// the shared immutable buffers; what the kernel does not take is handed
-// to gnet's buffer.
+// head, then chunks of encoded job records) with writev and sendfile,
+// straight from the shared immutable buffers; what the kernel does not
+// take is handed to gnet's buffer.
 func (s *Server) finishPieces(c gnet.Conn, st *connState, head []byte, more []*memfile.Bytes) gnet.Action {
 	st.done.Store(true)
 	st.doneAt.Store(time.Now().UnixNano())
@@ -530,43 +526,45 @@ func (s *Server) refuseAuth(c gnet.Conn, st *connState, f *codec.Frame, err erro
 // the start of the body) the credential 22.05 requires. A 22.05
 // credential carries no hash of the body, so the prebuilt pieces of a
 // large reply follow as they are instead of being joined and copied.
-func (s *Server) signedHead(req *Request, head []byte) ([]byte, error) {
+func (s *Server) signedHead(req *Request, head []byte) []byte {
 	var f codec.Frame
 	if err := codec.DecodeFrameHead(head, &f); err != nil {
-		return nil, err
+		s.logf("prebuilt reply unreadable, sent unsigned: %v", err)
+		return head
 	}
-	cred, err := s.signer.Sign(nil, req.UID, f.MsgType, nil)
-	if err != nil {
-		return nil, err
-	}
+	cred := s.sign(req.UID, f.MsgType, nil)
 	out := codec.AppendFrameHead(make([]byte, 0, len(head)+len(cred)+16), req.Version, f.MsgType, cred, int(f.BodyLen))
-	return append(out, f.Body...), nil
+	return append(out, f.Body...)
+}
+
+// sign makes the credential of a 22.05 reply; a failure is logged and
+// the reply goes with an empty one.
+func (s *Server) sign(uid uint32, msgType uint16, body []byte) []byte {
+	cred, err := s.signer.Sign(nil, uid, msgType, body)
+	if err != nil {
+		s.logf("cannot sign reply: %v", err)
+		return []byte{}
+	}
+	return cred
 }
 
 // frame turns a Reply into bytes in the request's version.
 func (s *Server) frame(dst []byte, req *Request, rep Reply) []byte {
-	if req.Version >= codec.V23_02 {
-		if rep.Frame != nil {
-			dst = append(dst, rep.Frame...)
-			for _, p := range rep.More {
-				dst = append(dst, p.Bytes()...)
-			}
-			runtime.KeepAlive(rep.More)
-			return dst
-		}
-		return codec.AppendFrame(dst, req.Version, rep.MsgType, nil, rep.Body)
-	}
 	if rep.Frame != nil {
-		// Prebuilt frames carry no credential; 22.05 needs one.
-		var f codec.Frame
-		if err := codec.DecodeFrame(joinPieces(rep.Frame, rep.More), &f); err == nil {
-			rep.MsgType, rep.Body = f.MsgType, f.Body
+		head := rep.Frame // prebuilt frames carry no credential; 22.05 needs one
+		if req.Version < codec.V23_02 {
+			head = s.signedHead(req, rep.Frame)
 		}
+		dst = append(dst, head...)
+		for _, p := range rep.More {
+			dst = append(dst, p.Bytes()...)
+		}
+		runtime.KeepAlive(rep.More)
+		return dst
 	}
-	cred, err := s.signer.Sign(nil, req.UID, rep.MsgType, rep.Body)
-	if err != nil {
-		s.logf("cannot sign reply: %v", err)
-		return codec.AppendFrame(dst, req.Version, rep.MsgType, []byte{}, rep.Body)
+	var cred []byte
+	if req.Version < codec.V23_02 {
+		cred = s.sign(req.UID, rep.MsgType, rep.Body)
 	}
 	return codec.AppendFrame(dst, req.Version, rep.MsgType, cred, rep.Body)
 }

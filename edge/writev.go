@@ -15,25 +15,6 @@ const iovMax = 1024
 
 var iovPool = sync.Pool{New: func() any { v := make([]unix.Iovec, 0, iovMax); return &v }}
 
-// joinPieces returns head followed by more as one slice (head itself
-// when there is nothing more).
-func joinPieces(head []byte, more []*memfile.Bytes) []byte {
-	if len(more) == 0 {
-		return head
-	}
-	n := len(head)
-	for _, p := range more {
-		n += p.Len()
-	}
-	out := make([]byte, 0, n)
-	out = append(out, head...)
-	for _, p := range more {
-		out = append(out, p.Bytes()...)
-	}
-	runtime.KeepAlive(more)
-	return out
-}
-
 // writePieces writes head and more to the non-blocking socket fd,
 // allocating nothing: runs of heap pieces with as few writev calls as
 // the kernel allows, pieces in memory files with sendfile (the socket
@@ -83,35 +64,19 @@ func writePieces(fd int, head []byte, more []*memfile.Bytes) (int, error) {
 		if next == len(more) {
 			return sent, nil
 		}
-		if src, file := more[next].File(); file {
-			n, err := sendAll(fd, src, more[next].Len())
-			sent += n
-			if err != nil || n < more[next].Len() {
+		if _, file := more[next].File(); file {
+			var off int64
+			err := more[next].SendTo(fd, &off)
+			sent += int(off)
+			if err == unix.EAGAIN {
+				return sent, nil // the caller buffers the rest
+			}
+			if err != nil {
 				return sent, err
 			}
 			next++
 		}
 	}
-}
-
-// sendAll sends the first n bytes of the file src to the socket fd with
-// sendfile, until done or the socket is full.
-func sendAll(fd, src, n int) (int, error) {
-	var off int64
-	for int(off) < n {
-		m, err := unix.Sendfile(fd, src, &off, n-int(off))
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			return int(off), nil
-		case err != nil:
-			return int(off), err
-		case m == 0:
-			return int(off), nil
-		}
-	}
-	return int(off), nil
 }
 
 func iovec(b []byte) unix.Iovec {

@@ -12,6 +12,7 @@
 package memfile
 
 import (
+	"io"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -170,3 +171,22 @@ func (x *Bytes) Len() int { return len(x.b) }
 // to Len; ok is false for a string on the heap. The descriptor is valid
 // while x is reachable.
 func (x *Bytes) File() (fd int, ok bool) { return x.fd, x.fd >= 0 }
+
+// SendTo sends the file's bytes from *off to the socket fd with
+// sendfile, advancing *off, until all are sent (nil) or the socket is
+// full (unix.EAGAIN: call again when it is writable). It is for files
+// only (see File).
+func (x *Bytes) SendTo(fd int, off *int64) error {
+	defer runtime.KeepAlive(x) // the file stays open until the last call
+	for int(*off) < len(x.b) {
+		n, err := unix.Sendfile(fd, x.fd, off, len(x.b)-int(*off))
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return err
+		case n == 0:
+			return io.ErrShortWrite
+		}
+	}
+	return nil
+}

@@ -40,8 +40,10 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			jr := s.records(v, echo)
 			return Reply{Frame: jr.head, More: jr.pieces}, true
 		}
+		// Flags with no cached listing: every record encoded on the spot.
 		w := codec.Writer{}
-		s.encodeJobs(&w, v, m.ShowFlags, func(*jobEntry) bool { return true })
+		codec.AppendJobInfoHeader(&w, v, uint32(len(s.jobs)), s.JobsUpdate, 0)
+		s.encodeFresh(&w, v, m.ShowFlags, len(s.jobs), func(k int) *jobEntry { return s.jobs[k] })
 		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
 	case codec.REQUEST_JOB_INFO_SINGLE:
 		var m codec.JobInfoSingleRequest
@@ -54,7 +56,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
-		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: s.encodeUserJobs(v, m.ShowFlags, m.UserID)}, true
+		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: s.encodePositions(v, m.ShowFlags, s.userJobs(m.UserID))}, true
 	case codec.REQUEST_PARTITION_INFO:
 		var m codec.PartitionInfoRequest
 		if err := m.Decode(&r, v); err != nil {
@@ -162,38 +164,6 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 	return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: s.encodePositions(v, showFlags, pos)}
 }
 
-// encodeJobs writes a RESPONSE_JOB_INFO body of the jobs keep accepts.
-// Plain listings copy each job's record from the snapshot's encoded
-// chunks (per version and SHOW_DETAIL, and up to 24.05 per echoed
-// show_flags, see listing); rare flags are encoded on the spot.
-func (s *Snapshot) encodeJobs(w *codec.Writer, v uint16, showFlags uint16, keep func(*jobEntry) bool) {
-	n := uint32(0)
-	for _, e := range s.jobs {
-		if keep(e) {
-			n++
-		}
-	}
-	codec.AppendJobInfoHeader(w, v, n, s.JobsUpdate, 0)
-	if echo, ok := listing(v, showFlags); ok {
-		for _, c := range s.records(v, echo).chunks {
-			for i, e := range c.entries {
-				if keep(e) {
-					w.B = append(w.B, c.record(i)...)
-				}
-			}
-		}
-		return
-	}
-	var cr coldReader
-	defer cr.close()
-	for _, e := range s.jobs {
-		if keep(e) {
-			ji := s.c.jobInfo(s, cr.view(e), v, showFlags&showDetail != 0)
-			ji.EncodeFor(w, v, showFlags)
-		}
-	}
-}
-
 // jobIndexes list the snapshot's jobs by owner and by array job, built
 // on first use: squeue -u / --me and scontrol show job of an array then
 // cost the jobs listed, not a scan of the whole queue (0.8 ms at
@@ -240,48 +210,36 @@ func (s *Snapshot) index(id uint32) int {
 	return -1
 }
 
-// encodeUserJobs returns the RESPONSE_JOB_INFO body listing uid's jobs.
-func (s *Snapshot) encodeUserJobs(v uint16, showFlags uint16, uid uint32) []byte {
-	return s.encodePositions(v, showFlags, s.userJobs(uid))
-}
-
 // encodePositions returns the RESPONSE_JOB_INFO body listing the jobs at
 // pos (ascending indexes into s.jobs), copying their records from the
 // snapshot's chunks when the flags have a cached listing (see listing),
 // encoding them otherwise.
 func (s *Snapshot) encodePositions(v uint16, showFlags uint16, pos []int32) []byte {
 	echo, cached := listing(v, showFlags)
-	var jr *jobRecords
-	size := 64
-	if cached {
-		jr = s.records(v, echo)
-		k := 0
-		for _, i := range pos {
-			for k+1 < len(jr.starts) && jr.starts[k+1] <= i {
-				k++
-			}
-			size += len(jr.chunks[k].record(int(i - jr.starts[k])))
-		}
-	}
-	w := codec.Writer{B: make([]byte, 0, size)}
-	codec.AppendJobInfoHeader(&w, v, uint32(len(pos)), s.JobsUpdate, 0)
-	if cached {
-		k := 0
-		for _, i := range pos {
-			for k+1 < len(jr.starts) && jr.starts[k+1] <= i {
-				k++
-			}
-			w.B = append(w.B, jr.chunks[k].record(int(i-jr.starts[k]))...)
-		}
+	if !cached {
+		w := codec.Writer{}
+		codec.AppendJobInfoHeader(&w, v, uint32(len(pos)), s.JobsUpdate, 0)
+		s.encodeFresh(&w, v, showFlags, len(pos), func(k int) *jobEntry { return s.jobs[pos[k]] })
 		return w.B
 	}
+	jr := s.records(v, echo)
+	size := 64
+	jr.each(pos, func(rec []byte) { size += len(rec) })
+	w := codec.Writer{B: make([]byte, 0, size)}
+	codec.AppendJobInfoHeader(&w, v, uint32(len(pos)), s.JobsUpdate, 0)
+	jr.each(pos, func(rec []byte) { w.B = append(w.B, rec...) })
+	return w.B
+}
+
+// encodeFresh encodes the records of the n jobs at(0..n-1) for the
+// request's show_flags, reading cold jobs from the store.
+func (s *Snapshot) encodeFresh(w *codec.Writer, v uint16, showFlags uint16, n int, at func(int) *jobEntry) {
 	var cr coldReader
 	defer cr.close()
-	for _, i := range pos {
-		ji := s.c.jobInfo(s, cr.view(s.jobs[i]), v, showFlags&showDetail != 0)
-		ji.EncodeFor(&w, v, showFlags)
+	for k := range n {
+		ji := s.c.jobInfo(s, cr.view(at(k)), v, showFlags&showDetail != 0)
+		ji.EncodeFor(w, v, showFlags)
 	}
-	return w.B
 }
 
 // nodeIndex maps node names to their position in the node table.

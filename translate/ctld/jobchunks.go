@@ -60,6 +60,18 @@ type jobRecords struct {
 	pieces []*memfile.Bytes // the chunks' bytes, to follow head
 }
 
+// each calls f with the records of the jobs at pos (ascending indexes
+// into the snapshot's jobs), in order.
+func (jr *jobRecords) each(pos []int32, f func(rec []byte)) {
+	k := 0
+	for _, i := range pos {
+		for k+1 < len(jr.starts) && jr.starts[k+1] <= i {
+			k++
+		}
+		f(jr.chunks[k].record(int(i - jr.starts[k])))
+	}
+}
+
 // Up to 24.05 a job record echoes the request's show_flags, so a listing
 // is kept per (version, flags) for the flags stock clients send: squeue
 // sends SHOW_LOCAL, squeue -a SHOW_ALL|SHOW_LOCAL (the captures),
