@@ -331,3 +331,64 @@ func TestHold(t *testing.T) {
 		t.Fatalf("%d open after Close", h.Open())
 	}
 }
+
+// The target column says which target a run meets and whether the null
+// server, measured at the same point, would: an operator must be able to
+// tell a slow server from a machine that cannot show the target at all.
+func TestTargetVerdicts(t *testing.T) {
+	m := testMinter(t)
+	wl, _ := NewWorkload("squeue", m.Version, 0)
+	type run struct {
+		ops, jobP99 float64
+	}
+	cases := []struct {
+		name             string
+		ours, real, null run
+		bytes            int64
+		want             map[string]string // other target -> verdict at the top point
+	}{
+		{"large queue, p99 past the ceiling", run{1500, 160}, run{100, 2600}, run{1700, 170}, 6 << 20, map[string]string{
+			"real": "ops/s ≥ 10×: met; p99 ≤ 1/20: MISS (null misses it too)",
+			"null": "ops/s ≥ 0.5× null: met"}},
+		{"large queue, ours behind a ceiling that meets both", run{900, 200}, run{100, 5000}, run{1500, 150}, 6 << 20, map[string]string{
+			"real": "ops/s ≥ 10×: MISS (null meets it); p99 ≤ 1/20: met",
+			"null": "ops/s ≥ 0.5× null: met"}},
+		{"small replies: no p99 target", run{3000, 20}, run{1000, 60}, run{1000, 25}, 2 << 10, map[string]string{
+			"real": "ops/s ≥ 10×: MISS (null misses it too)",
+			"null": "ops/s ≥ 0.5× null: met"}},
+		{"half the null server", run{400, 20}, run{10, 60}, run{1000, 25}, 2 << 10, map[string]string{
+			"real": "ops/s ≥ 10×: met",
+			"null": "ops/s ≥ 0.5× null: MISS"}},
+	}
+	for _, tc := range cases {
+		rep := NewReport("test")
+		for _, tg := range []struct {
+			name string
+			r    run
+		}{{"ours", tc.ours}, {"real", tc.real}, {"null", tc.null}} {
+			for _, c := range []int{8, 256} {
+				rep.Add(&Result{Target: tg.name, Workload: "squeue", Label: "q", Mode: "closed", Concurrency: c,
+					OpsPerSec: tg.r.ops, Latency: Summary{P99Ms: 2 * tg.r.jobP99},
+					PerRPC: []RPCStats{{Name: "JOB_INFO", ReplyBytes: tc.bytes, Latency: Summary{P99Ms: tg.r.jobP99}}}}, wl)
+			}
+		}
+		got := map[string]string{}
+		for _, ra := range rep.Ratios() {
+			if ra.Point == 8 {
+				if ra.Other == "real" && ra.Pass != nil {
+					t.Errorf("%s: a target at the low point: %+v", tc.name, ra)
+				}
+				continue
+			}
+			got[ra.Other] = ra.verdict("MISS")
+			if ra.Pass == nil || *ra.Pass != !strings.Contains(got[ra.Other], "MISS") {
+				t.Errorf("%s: Pass %v for %q", tc.name, ra.Pass, got[ra.Other])
+			}
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%s vs %s: %q, want %q", tc.name, k, got[k], v)
+			}
+		}
+	}
+}
