@@ -177,11 +177,7 @@ type jobIndexes struct {
 // userJobs returns the indexes of uid's jobs in s.jobs, ascending.
 func (s *Snapshot) userJobs(uid uint32) []int32 {
 	s.idx.userOnce.Do(func() {
-		m := map[uint32][]int32{}
-		for i, e := range s.jobs {
-			m[e.userID] = append(m[e.userID], int32(i))
-		}
-		s.idx.byUser = m
+		s.idx.byUser = s.indexBy(func(e *jobEntry) (uint32, bool) { return e.userID, true })
 	})
 	return s.idx.byUser[uid]
 }
@@ -190,15 +186,21 @@ func (s *Snapshot) userJobs(uid uint32) []int32 {
 // id (its tasks and its pending remainder), ascending.
 func (s *Snapshot) arrayTasks(id uint32) []int32 {
 	s.idx.arrayOnce.Do(func() {
-		m := map[uint32][]int32{}
-		for i, e := range s.jobs {
-			if e.arrayJobID != 0 {
-				m[e.arrayJobID] = append(m[e.arrayJobID], int32(i))
-			}
-		}
-		s.idx.byArray = m
+		s.idx.byArray = s.indexBy(func(e *jobEntry) (uint32, bool) { return e.arrayJobID, e.arrayJobID != 0 })
 	})
 	return s.idx.byArray[id]
+}
+
+// indexBy groups the indexes of s.jobs by key (entries key declines are
+// left out), each group ascending.
+func (s *Snapshot) indexBy(key func(*jobEntry) (uint32, bool)) map[uint32][]int32 {
+	m := map[uint32][]int32{}
+	for i, e := range s.jobs {
+		if k, ok := key(e); ok {
+			m[k] = append(m[k], int32(i))
+		}
+	}
+	return m
 }
 
 // index returns the position of job id in s.jobs, or -1.
