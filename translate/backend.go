@@ -76,9 +76,11 @@ type Backend interface {
 
 // ImageChecker is implemented by engines that run sessions in images
 // (sbatch --container): CheckImage says, at submission, why one cannot
-// be used (nil when it can).
+// be used by the submitting user (nil when it can). Whatever it looks
+// at, it looks at with that user's identity: the image is the user's
+// choice and the server is root.
 type ImageChecker interface {
-	CheckImage(image string) error
+	CheckImage(image string, uid, gid uint32) error
 }
 
 // SessionID names a session in the engine.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,7 +28,7 @@ func TestBatchContainer(t *testing.T) {
 	onOurs(t, func(t *testing.T, s *bside) {
 		bundle := filepath.Join(s.dir, "bundle")
 		os.Mkdir(bundle, 0o755)
-		spec := exec.Command("crun", "spec")
+		spec := exec.Command("crun", "spec", "--rootless") // a bundle for rootless runtimes, as Slurm requires
 		spec.Dir = bundle
 		if out, err := spec.CombinedOutput(); err != nil {
 			t.Fatalf("crun spec: %v %s", err, out)
@@ -42,15 +43,22 @@ func TestBatchContainer(t *testing.T) {
 		for _, user := range []string{"root", "slurm"} {
 			r := s.as(user)
 			id := s.sbatchAs(t, r, "--container="+bundle, "-o", "c-%j.out", "--wrap",
-				"cat /etc/debian_version; id -u; pwd; echo $SLURM_JOB_ID")
+				"cat /etc/debian_version; id -u; pwd; echo $SLURM_JOB_ID; touch made-$SLURM_JOB_ID")
 			if st, reason := s.waitDone(t, id, 60*time.Second); st != "COMPLETED" {
 				out, _ := os.ReadFile(filepath.Join(s.dir, "c-"+id+".out"))
 				t.Fatalf("%s: container job %s as %s: %s %s\n%s\n%s", s.name, id, user, st, reason, out, s.logTail())
 			}
-			uid := map[string]string{"root": "0", "slurm": "64030"}[user]
+			// Inside, the bundle's user: uid 0 of a rootless bundle's user
+			// namespace, as under slurmstepd; on the host, the job's user.
 			out, _ := os.ReadFile(filepath.Join(s.dir, "c-"+id+".out"))
-			if w := string(want) + uid + "\n" + s.dir + "\n" + id + "\n"; string(out) != w {
+			if w := string(want) + "0\n" + s.dir + "\n" + id + "\n"; string(out) != w {
 				t.Errorf("%s: container job %s as %s printed %q, want %q", s.name, id, user, out, w)
+			}
+			uid := map[string]uint32{"root": 0, "slurm": 64030}[user]
+			if fi, err := os.Stat(filepath.Join(s.dir, "made-"+id)); err != nil {
+				t.Errorf("%s: container job %s as %s: %v", s.name, id, user, err)
+			} else if owner := fi.Sys().(*syscall.Stat_t).Uid; owner != uid {
+				t.Errorf("%s: a file container job %s made as %s belongs to uid %d on the host, want %d", s.name, id, user, owner, uid)
 			}
 			if kv := s.showJob(t, id); kv["Container"] != bundle {
 				t.Errorf("%s: scontrol show job %s: Container=%q, want %q", s.name, id, kv["Container"], bundle)

@@ -2,9 +2,6 @@ package ctld
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,7 +98,6 @@ type killBatch struct {
 	now      int64        // the cancel time
 	toKill   []*state.Job // marked cancelled; the engine ends their sessions
 	toSignal []*state.Job // running jobs to signal (--batch or --full)
-	started  []uint32     // of toKill, the jobs that were running
 	changed  bool         // records changed: the snapshot needs a rebuild
 }
 
@@ -189,9 +185,6 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 	}
 	// Handed to the engine: mark it cancelled (and completing) now,
 	// as slurmctld does; the engine's event finishes it.
-	if codec.JobIsRunning(j.State) {
-		b.started = append(b.started, j.ID)
-	}
 	j.State = codec.JOB_CANCELLED | codec.JOB_COMPLETING
 	j.EndTime = b.now
 	if err := c.opt.Store.Put(&j); err == nil {
@@ -210,10 +203,12 @@ func (c *Controller) endKilled(b *killBatch) {
 		if c.opt.Exec == nil || j.SessionID == sessionCreating {
 			continue
 		}
-		if slices.Contains(b.started, j.ID) {
-			cancelNote(j, b.now)
-		}
-		// As slurmd: SIGTERM, then SIGKILL after KillWait.
+		// As slurmd: SIGTERM, then SIGKILL after KillWait. The engine
+		// writes slurmstepd's "CANCELLED AT" line into the job's error
+		// output itself, through the file it opened as the job's user
+		// when the job started: the controller never opens a path a
+		// user chose (it runs as root, and the path may be a link the
+		// user planted since).
 		if err := c.opt.Exec.DestroySession(ctx, translate.SessionID(j.SessionID), false); err != nil {
 			c.logf("job %d: destroy session: %v", j.ID, err)
 		}
@@ -546,32 +541,6 @@ func (c *Controller) destroySessions(ids []string, forced bool) {
 	for _, sid := range ids {
 		_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), forced)
 	}
-}
-
-// cancelNote appends the line slurmstepd writes into a cancelled job's
-// error output.
-func cancelNote(j *state.Job, now int64) {
-	path := expandPath(j.StdErr, j)
-	if path == "" {
-		path = expandPath(j.StdOut, j)
-	}
-	if path == "" {
-		pat := "slurm-%j.out"
-		if j.ArrayJobID != 0 {
-			pat = "slurm-%A_%a.out"
-		}
-		path = expandPath(pat, j)
-	}
-	node := j.BatchHost
-	if node == "" {
-		node = "localhost"
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "slurmstepd: error: *** JOB %d ON %s CANCELLED AT %s ***\n", j.ID, node, time.Unix(now, 0).Format("2006-01-02T15:04:05"))
 }
 
 // top handles REQUEST_TOP_JOB (scontrol top): the named pending jobs go

@@ -197,7 +197,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		if !ok {
 			return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container is not supported by this engine")
 		}
-		if err := ic.CheckImage(d.Container); err != nil {
+		if err := ic.CheckImage(d.Container, uid, gid); err != nil {
 			return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, "--container: "+err.Error())
 		}
 	}

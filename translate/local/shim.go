@@ -177,6 +177,24 @@ func (sh *shim) end(st *statusRecord) error {
 	return nil
 }
 
+// openStdio opens one of the job's standard streams (with the caller's
+// identity, see asUser) without blocking in open: a FIFO nobody reads,
+// planted as the output file, would otherwise hold the shim, and the
+// job's nodes, before it could be cancelled. Such a FIFO is refused
+// (ENXIO, the job fails to launch); the stream is then made blocking
+// again, as the job expects.
+func openStdio(path string, flags int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flags|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // stepd writes one of slurmstepd's messages to the job's stderr.
 func (sh *shim) stepd(format string, args ...any) {
 	if sh.errw != nil {
@@ -213,7 +231,7 @@ func (sh *shim) run() error {
 	err := asUser(sh.cred, func() error {
 		var err error
 		what, path = "stdin", orDefault(spec.StdIn, "/dev/null")
-		if stdin, err = os.OpenFile(path, os.O_RDONLY, 0); err != nil {
+		if stdin, err = openStdio(path, os.O_RDONLY, 0); err != nil {
 			return err
 		}
 		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -221,7 +239,7 @@ func (sh *shim) run() error {
 			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 		}
 		what, path = "stdout", orDefault(spec.StdOut, "/dev/null")
-		if stdout, err = os.OpenFile(path, flags, 0o666); err != nil {
+		if stdout, err = openStdio(path, flags, 0o666); err != nil {
 			return err
 		}
 		if spec.StdErr == "" || spec.StdErr == spec.StdOut {
@@ -229,7 +247,7 @@ func (sh *shim) run() error {
 			return nil
 		}
 		what, path = "stderr", spec.StdErr
-		stderr, err = os.OpenFile(path, flags, 0o666)
+		stderr, err = openStdio(path, flags, 0o666)
 		return err
 	})
 	if err != nil {
@@ -311,8 +329,17 @@ func (sh *shim) run() error {
 	}
 	if spec.Image != "" {
 		// sbatch --container: the script runs in the OCI bundle, under
-		// crun (container.go); crun runs as root and sets the user.
-		dir := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), sh.d.Fd())
+		// crun run rootless as the user (container.go). Its config and
+		// state go in a directory of the user's inside the script's
+		// directory (root's, and reachable by the user: exposeForUser).
+		dir := filepath.Join(sh.lr.ScriptDir, "oci")
+		os.RemoveAll(filepath.Join(scriptDir, "oci")) // a leftover (RemoveAll follows no links)
+		if err := os.Mkdir(filepath.Join(scriptDir, "oci"), 0o700); err != nil {
+			return sh.end(launchFailure("container " + spec.Image + ": " + err.Error()))
+		}
+		if err := os.Chown(filepath.Join(scriptDir, "oci"), int(spec.UID), int(spec.GID)); err != nil {
+			return sh.end(launchFailure("container " + spec.Image + ": " + err.Error()))
+		}
 		args, err := containerConfig(spec, sh.cred, dir, script, cover, wd, cmd.Env)
 		if err != nil {
 			return sh.end(launchFailure("container " + spec.Image + ": " + err.Error()))
@@ -326,9 +353,8 @@ func (sh *shim) run() error {
 			_ = syscall.Unmount("/sys/fs/cgroup/unified", syscall.MNT_DETACH)
 		}
 		cmd.Path, cmd.Args, cmd.Dir = args[0], args, "/"
-		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-		cmd.SysProcAttr.Credential = nil
-		direct = false
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/"}
+		direct = false // crun keeps the user's credential from cmd.SysProcAttr
 	}
 	cloexecFrom(3) // the job gets 0, 1 and 2 only
 	if sh.cg != nil {
