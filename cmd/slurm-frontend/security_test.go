@@ -212,3 +212,37 @@ func TestSecurityMailProgAsUser(t *testing.T) {
 		t.Errorf("MailProg arguments %q, want -s SUBJECT RECIPIENT as slurmctld passes them", fields[1])
 	}
 }
+
+// Strings in a job description are bounded as slurmctld bounds them
+// (_test_job_desc_fields): a 1,025-byte comment or a script over 4 MiB
+// is refused with ESLURM_PATHNAME_TOO_LONG, not stored.
+func TestSecuritySubmitBounds(t *testing.T) {
+	t.Parallel()
+	f := newFrontend(t, batchCluster)
+	dir := workDir(t, "bounds-")
+	big := filepath.Join(dir, "big.sh")
+	if err := os.WriteFile(big, []byte("#!/bin/sh\n#"+strings.Repeat("x", 4<<20)+"\ntrue\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const want = "Batch job submission failed: Pathname of a file, directory or other parameter too long"
+	for _, rel := range releases {
+		r := f.as(t).in(dir).user(hostileUser)
+		for _, args := range [][]string{
+			{"--comment=" + strings.Repeat("c", 1025), "--wrap", "true"},
+			{big},
+		} {
+			out, errs, code := r.run(rel, append([]string{"sbatch", "-H"}, args...)...)
+			if code != 1 || !strings.Contains(errs, want) {
+				t.Errorf("%s sbatch %.40s...: exit %d, stdout %q, stderr %.200q; want %q", rel, strings.Join(args, " "), code, out, errs, want)
+			}
+		}
+		// At the bound, accepted.
+		out := r.mustRun(rel, "sbatch", "-H", "--comment="+strings.Repeat("c", 1024), "--wrap", "true")
+		if !submittedRe.MatchString(out) {
+			t.Errorf("%s: sbatch with a 1,024-byte comment: %q", rel, out)
+		}
+	}
+	if out := f.mustRun("24.11", "squeue", "-h", "-o", "%i"); strings.Count(out, "\n") != len(releases) {
+		t.Errorf("squeue after the refused submissions lists %q, want the %d accepted jobs only", out, len(releases))
+	}
+}

@@ -76,6 +76,9 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	if !privileged && (uid != req.UID || gid != req.GID) {
 		return nil, nil, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "uid %d may not submit as %d:%d", req.UID, uid, gid)
 	}
+	if err := c.testJobDescFields(d, req.Version); err != nil {
+		return nil, nil, err
+	}
 	if d.Script == "" {
 		return nil, nil, codec.Errorf(codec.ESLURM_JOB_SCRIPT_MISSING, "no batch script")
 	}
@@ -514,4 +517,66 @@ func userName(uid uint32) string {
 		return u.Username
 	}
 	return ""
+}
+
+// Bounds of slurmctld's _test_job_desc_fields (read_config.h).
+const (
+	defaultMaxScript     = 4 << 20 // DEFAULT_BATCH_SCRIPT_LIMIT
+	defaultMaxSubmitLine = 1 << 20 // DEFAULT_MAX_SUBMIT_LINE_SIZE
+	pathMax              = 4096    // PATH_MAX
+)
+
+// testJobDescFields refuses job descriptions with strings longer than
+// slurmctld accepts (ESLURM_PATHNAME_TOO_LONG, as it answers): a request
+// is up to codec.MaxFrame bytes, and what is accepted is kept (the script
+// in the store and in the engine's spool). SchedulerParameters
+// max_script_size= and max_submit_line_size= change two of the bounds.
+func (c *Controller) testJobDescFields(d *codec.JobDesc, v uint16) error {
+	sp := c.opt.Conf.Get("SchedulerParameters", "")
+	maxScript := schedParamInt(sp, "max_script_size=", defaultMaxScript)
+	maxLine := schedParamInt(sp, "max_submit_line_size=", defaultMaxSubmitLine)
+	fields := []struct {
+		name string
+		val  string
+		max  int
+	}{
+		{"account", d.Account, 1024}, {"alloc_node", d.AllocNode, 1024}, {"array_inx", d.ArrayInx, 4 << 10},
+		{"burst_buffer", d.BurstBuffer, 8 << 10}, {"comment", d.Comment, 1024}, {"cpu-bind", d.CPUBind, 128 << 10},
+		{"cpus_per_tres", d.CPUsPerTRES, 1024}, {"dependency", d.Dependency, 128 << 10},
+		{"features", d.Features, 1024}, {"cluster_features", d.ClusterFeatures, 1024}, {"licenses", d.Licenses, 1024},
+		{"mail_user", d.MailUser, 1024}, {"mcs_label", d.MCSLabel, 1024}, {"mem-bind", d.MemBind, 128 << 10},
+		{"mem_per_tres", d.MemPerTRES, 1024}, {"name", d.Name, 1024}, {"network", d.Network, 1024},
+		{"partition", d.Partition, 1024}, {"prefer", d.Prefer, 1024}, {"qos", d.QOS, 1024},
+		{"reservation", d.Reservation, 1024}, {"script", d.Script, maxScript},
+		{"std_err", d.StdErr, pathMax}, {"std_in", d.StdIn, pathMax}, {"std_out", d.StdOut, pathMax},
+		{"submit_line", d.SubmitLine, maxLine}, {"tres_bind", d.TRESBind, 1024}, {"tres_freq", d.TRESFreq, 1024},
+		{"tres_per_job", d.TRESPerJob, 1024}, {"tres_per_node", d.TRESPerNode, 1024},
+		{"tres_per_socket", d.TRESPerSocket, 1024}, {"tres_per_task", d.TRESPerTask, 1024},
+		{"wckey", d.Wckey, 1024}, {"work_dir", d.WorkDir, pathMax},
+	}
+	for _, f := range fields {
+		if len(f.val) > f.max {
+			return codec.Errorf(codec.ESLURM_PATHNAME_TOO_LONG, "strlen(%s) too big (%d > %d)", f.name, len(f.val), f.max)
+		}
+	}
+	if v >= codec.V23_02 && len(d.Extra) > 1024 { // "extra" is checked from 23.02 on
+		return codec.Errorf(codec.ESLURM_PATHNAME_TOO_LONG, "strlen(extra) too big (%d > 1024)", len(d.Extra))
+	}
+	return nil
+}
+
+// schedParamInt reads "key=N" from SchedulerParameters as slurmctld does
+// (atoi after a case-insensitive match), or def.
+func schedParamInt(sp, key string, def int) int {
+	i := strings.Index(strings.ToLower(sp), key)
+	if i < 0 {
+		return def
+	}
+	rest := sp[i+len(key):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	v, _ := strconv.Atoi(rest[:n])
+	return v
 }
