@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -30,7 +31,8 @@ const FirstJobID = 1
 // Store is the durable job store.
 type Store struct {
 	db     *badger.DB
-	mu     sync.Mutex // serializes ID allocation and writes
+	mu     sync.Mutex    // serializes ID allocation and writes
+	reads  atomic.Uint64 // job records read back (JobReader.Read)
 	nextID uint32
 	// Close waits for open JobReaders (Badger panics on an iterator of
 	// a closed database); readers opened once it started get ErrClosed,
@@ -210,6 +212,11 @@ type JobReader struct {
 	key []byte
 }
 
+// JobReads is the number of job records read back from the store since
+// it was opened (cold jobs looked at): the serving path's I/O, which the
+// event loops must never do.
+func (s *Store) JobReads() uint64 { return s.reads.Load() }
+
 // NewJobReader starts a reader on the store's current state.
 func (s *Store) NewJobReader() *JobReader {
 	s.rmu.Lock()
@@ -229,6 +236,7 @@ func (r *JobReader) Read(id uint32, j *Job) error {
 	if r.s == nil {
 		return fmt.Errorf("job %d: %w", id, ErrClosed)
 	}
+	r.s.reads.Add(1)
 	r.key = binary.BigEndian.AppendUint32(append(r.key[:0], prefixJob...), id)
 	if r.it == nil {
 		r.it = r.txn.NewIterator(jobIterOpts())

@@ -116,10 +116,12 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 	case codec.REQUEST_PING:
 		return s.rc(req.Version, codec.SLURM_SUCCESS), true
 	}
-	if r, ok := c.fastInfo(s, req); ok {
+	if r, ok := c.fastInfo(s, req, false); ok {
 		return r, true
 	}
 	switch req.MsgType {
+	case codec.REQUEST_JOB_INFO, codec.REQUEST_JOB_INFO_SINGLE, codec.REQUEST_JOB_USER_INFO: // declined by fastInfo: would block
+		return Reply{}, false
 	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_KILL_JOBS, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE, codec.REQUEST_TOP_JOB,
 		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO:
 		return Reply{}, false
@@ -177,6 +179,10 @@ func (c *Controller) Slow(req *Request) Reply {
 		return c.willRun(req)
 	case codec.REQUEST_STATS_INFO:
 		return c.statsInfo(req)
+	case codec.REQUEST_JOB_INFO, codec.REQUEST_JOB_INFO_SINGLE, codec.REQUEST_JOB_USER_INFO:
+		// A listing the event loop could not serve without blocking.
+		r, _ := c.fastInfo(c.snap.Load(), req, true)
+		return r
 	}
 	return rcReply(codec.EINVAL)
 }

@@ -20,8 +20,13 @@ const (
 )
 
 // fastInfo answers the read RPCs. Request decoders allocate nothing;
-// whole replies come prebuilt from the snapshot.
-func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
+// whole replies come prebuilt from the snapshot. On the event loop
+// (mayBlock false) a job listing is served only when it can be without
+// I/O or a large encode: from a listing already built. One that is not
+// (the first squeue after a change, flags without a cached listing, held
+// or finished jobs kept only in the store) is declined (ok false) and
+// answered by a worker, which calls fastInfo again with mayBlock.
+func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, bool) {
 	r := codec.NewReader(req.Body)
 	v := req.Version
 	switch req.MsgType {
@@ -34,11 +39,17 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
 		}
 		if m.JobIDsSet && m.JobIDs.Len() > 0 {
-			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At), true
+			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At, mayBlock)
 		}
 		if echo, ok := listing(v, m.ShowFlags); ok {
-			jr := s.records(v, echo)
+			jr := s.recordsFor(v, echo, mayBlock)
+			if jr == nil {
+				return Reply{}, false
+			}
 			return Reply{Frame: jr.head, More: jr.pieces}, true
+		}
+		if !mayBlock {
+			return Reply{}, false
 		}
 		// Flags with no cached listing: every record encoded on the spot.
 		w := codec.Writer{}
@@ -50,13 +61,17 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
-		return s.jobInfoIDs(v, m.ShowFlags, func(int) uint32 { return m.JobID }), true
+		return s.jobInfoIDs(v, m.ShowFlags, func(int) uint32 { return m.JobID }, mayBlock)
 	case codec.REQUEST_JOB_USER_INFO:
 		var m codec.JobUserInfoRequest
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
-		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: s.encodePositions(v, m.ShowFlags, s.userJobs(m.UserID))}, true
+		body, ok := s.encodePositions(v, m.ShowFlags, s.userJobs(m.UserID), mayBlock)
+		if !ok {
+			return Reply{}, false
+		}
+		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: body}, true
 	case codec.REQUEST_PARTITION_INFO:
 		var m codec.PartitionInfoRequest
 		if err := m.Decode(&r, v); err != nil {
@@ -148,11 +163,11 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request) (Reply, bool) {
 // looked up, with the tasks of an array job: scontrol show job and
 // squeue -j of one job, which job-status pollers (workflow managers)
 // send in storms, cost the job's own records, not a scan of the queue.
-func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32) Reply {
+func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32, mayBlock bool) (Reply, bool) {
 	first := idAt(0)
 	i := s.index(first)
 	if i < 0 {
-		return s.rc(v, codec.ESLURM_INVALID_JOB_ID)
+		return s.rc(v, codec.ESLURM_INVALID_JOB_ID), true
 	}
 	pos := []int32{int32(i)}
 	for _, t := range s.arrayTasks(first) {
@@ -161,7 +176,11 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32)
 		}
 	}
 	slices.Sort(pos)
-	return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: s.encodePositions(v, showFlags, pos)}
+	body, ok := s.encodePositions(v, showFlags, pos, mayBlock)
+	if !ok {
+		return Reply{}, false
+	}
+	return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: body}, true
 }
 
 // jobIndexes list the snapshot's jobs by owner and by array job, built
@@ -215,22 +234,29 @@ func (s *Snapshot) index(id uint32) int {
 // encodePositions returns the RESPONSE_JOB_INFO body listing the jobs at
 // pos (ascending indexes into s.jobs), copying their records from the
 // snapshot's chunks when the flags have a cached listing (see listing),
-// encoding them otherwise.
-func (s *Snapshot) encodePositions(v uint16, showFlags uint16, pos []int32) []byte {
+// encoding them otherwise. Without mayBlock it only copies from a
+// listing already built, and ok=false says it would have had to do more.
+func (s *Snapshot) encodePositions(v uint16, showFlags uint16, pos []int32, mayBlock bool) (body []byte, ok bool) {
 	echo, cached := listing(v, showFlags)
 	if !cached {
+		if !mayBlock && len(pos) > 0 {
+			return nil, false
+		}
 		w := codec.Writer{}
 		codec.AppendJobInfoHeader(&w, v, uint32(len(pos)), s.JobsUpdate, 0)
 		s.encodeFresh(&w, v, showFlags, len(pos), func(k int) *jobEntry { return s.jobs[pos[k]] })
-		return w.B
+		return w.B, true
 	}
-	jr := s.records(v, echo)
+	jr := s.recordsFor(v, echo, mayBlock || len(pos) == 0)
+	if jr == nil {
+		return nil, false
+	}
 	size := 64
 	jr.each(pos, func(rec []byte) { size += len(rec) })
 	w := codec.Writer{B: make([]byte, 0, size)}
 	codec.AppendJobInfoHeader(&w, v, uint32(len(pos)), s.JobsUpdate, 0)
 	jr.each(pos, func(rec []byte) { w.B = append(w.B, rec...) })
-	return w.B
+	return w.B, true
 }
 
 // encodeFresh encodes the records of the n jobs at(0..n-1) for the

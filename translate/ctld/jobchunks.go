@@ -54,6 +54,7 @@ func (c *jobChunk) record(i int) []byte { return c.data.Bytes()[c.offs[i]:c.offs
 // jobRecords is one snapshot's plain job listing in one version.
 type jobRecords struct {
 	once   sync.Once
+	built  atomic.Bool // once has run: the listing is there to copy from
 	chunks []*jobChunk
 	starts []int32          // chunks[k]'s first entry is the snapshot's jobs[starts[k]]
 	head   []byte           // frame head and RESPONSE_JOB_INFO header
@@ -111,8 +112,25 @@ type chunkCache [nVersions][nEcho]atomic.Pointer[[]*jobChunk]
 // previous listing's chunks.
 func (s *Snapshot) records(v uint16, echo int) *jobRecords {
 	jr := &s.recs[vidx(v)][echo]
-	jr.once.Do(func() { s.buildRecords(jr, v, echo) })
+	jr.once.Do(func() {
+		s.buildRecords(jr, v, echo)
+		jr.built.Store(true)
+	})
 	return jr
+}
+
+// recordsFor is records when build is true; otherwise it returns the
+// listing only if it is already built (nil if not): building encodes
+// every changed chunk and reads the cold jobs among them from the store,
+// which the event loops must not wait for.
+func (s *Snapshot) recordsFor(v uint16, echo int, build bool) *jobRecords {
+	if build {
+		return s.records(v, echo)
+	}
+	if jr := &s.recs[vidx(v)][echo]; jr.built.Load() {
+		return jr
+	}
+	return nil
 }
 
 func (s *Snapshot) buildRecords(jr *jobRecords, v uint16, echo int) {

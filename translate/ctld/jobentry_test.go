@@ -52,14 +52,14 @@ func TestColdJobs(t *testing.T) {
 		want := codec.AppendFrame(nil, v, codec.RESPONSE_JOB_INFO, nil, w.B)
 		body := codec.Writer{}
 		(&codec.JobInfoRequest{}).Encode(&body, v)
-		rep, _ := c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO, Body: body.B})
+		rep := serve(c, &Request{Version: v, MsgType: codec.REQUEST_JOB_INFO, Body: body.B})
 		if !bytes.Equal(joined(rep), want) {
 			t.Fatalf("%s: listing of cold jobs differs from the stored records' encoding", codec.VersionName(v))
 		}
 		// One job by ID (scontrol show job) reads it back too.
 		body = codec.Writer{}
 		(&codec.JobInfoSingleRequest{JobID: 150}).Encode(&body, v)
-		rep, _ = c.Fast(&Request{Version: v, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B})
+		rep = serve(c, &Request{Version: v, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B})
 		if rep.MsgType != codec.RESPONSE_JOB_INFO {
 			t.Fatalf("%s: job 150 answered with %s", codec.VersionName(v), codec.MsgTypeName(rep.MsgType))
 		}
@@ -140,5 +140,73 @@ func BenchmarkChunkEncode(b *testing.B) {
 				s.encodeChunk(0, bc.group, codec.V24_11, 0, &w)
 			}
 		})
+	}
+}
+
+// serve answers req as the edge does: on the event loop if Fast takes
+// it, else on a worker.
+func serve(c *Controller, req *Request) Reply {
+	if rep, ok := c.Fast(req); ok {
+		return rep
+	}
+	return c.Slow(req)
+}
+
+// The event loop never reads the store: job listings that need held or
+// finished jobs read back (the first listing after a change, scontrol
+// show job of a held job, flags without a cached listing) are declined
+// by Fast and answered by Slow, with the same bytes; once built, the
+// listing is served by Fast, still without a read.
+func TestFastNeverReadsStore(t *testing.T) {
+	store, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	fillHeldUsers(t, store, 500, 5)
+	cfg := fakeCluster(t, "slurm-24.11")
+	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "refcluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range codec.Versions {
+		reqs := map[string]*Request{}
+		add := func(name string, t uint16, m interface{ Encode(*codec.Writer, uint16) }) {
+			w := codec.Writer{}
+			m.Encode(&w, v)
+			reqs[name] = &Request{Version: v, MsgType: t, Body: w.B}
+		}
+		add("squeue", codec.REQUEST_JOB_INFO, &codec.JobInfoRequest{ShowFlags: showLocal})
+		add("squeue rare flags", codec.REQUEST_JOB_INFO, &codec.JobInfoRequest{ShowFlags: showLocal | 0x20})
+		add("scontrol show job (held)", codec.REQUEST_JOB_INFO_SINGLE, &codec.JobInfoSingleRequest{JobID: 250, StepID: codec.NoVal, StepHetComp: codec.NoVal})
+		add("squeue -u", codec.REQUEST_JOB_USER_INFO, &codec.JobUserInfoRequest{UserID: 1003, ShowFlags: showLocal})
+		for name, req := range reqs {
+			before := store.JobReads()
+			rep, ok := c.Fast(req)
+			if got := store.JobReads() - before; got != 0 {
+				t.Fatalf("%s %s: Fast read %d job records from the store", codec.VersionName(v), name, got)
+			}
+			slow := c.Slow(req)
+			if ok && !bytes.Equal(joined(rep), joined(slow)) {
+				t.Fatalf("%s %s: Fast and Slow answer differently", codec.VersionName(v), name)
+			}
+			asFrame := slow
+			if slow.Frame == nil {
+				asFrame = Reply{Frame: codec.AppendFrame(nil, v, slow.MsgType, nil, slow.Body)}
+			}
+			if m := decodeListing(t, asFrame); len(m.Jobs) == 0 {
+				t.Fatalf("%s %s: Slow listed no jobs", codec.VersionName(v), name)
+			}
+			before = store.JobReads()
+			if rep, ok = c.Fast(req); ok && !bytes.Equal(joined(rep), joined(slow)) {
+				t.Fatalf("%s %s: Fast, once built, answers differently from Slow", codec.VersionName(v), name)
+			}
+			if got := store.JobReads() - before; got != 0 {
+				t.Fatalf("%s %s: Fast read %d job records from the store once built", codec.VersionName(v), name, got)
+			}
+			if prebuilt := name != "squeue rare flags" || v >= codec.V24_11; prebuilt && !ok {
+				t.Errorf("%s %s: still declined by Fast once a worker built the listing", codec.VersionName(v), name)
+			}
+		}
 	}
 }
