@@ -10,6 +10,7 @@ const (
 	SLURM_SUCCESS                        = 0
 	SLURM_ERROR                          = 0xFFFFFFFF // -1
 	EAGAIN                               = 11
+	EACCES                               = 13
 	EINVAL                               = 22
 	SLURM_UNEXPECTED_MSG_ERROR           = 1000
 	SLURM_PROTOCOL_VERSION_ERROR         = 1005
@@ -35,6 +36,7 @@ const (
 	ESLURM_JOB_PENDING                   = 2024
 	ESLURM_BAD_TASK_COUNT                = 2025
 	ESLURM_NOT_SUPPORTED                 = 2036
+	ESLURM_DISABLED                      = 2037
 	ESLURM_DEPENDENCY                    = 2038
 	ESLURM_INVALID_TASK_MEMORY           = 2044
 	ESLURM_INVALID_ACCOUNT               = 2045

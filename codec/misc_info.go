@@ -759,3 +759,28 @@ func (m *ConfigResponse) Encode(w *Writer, version uint16) {
 	}
 	w.Str(m.SlurmdSpoolDir)
 }
+
+// BatchScriptRequest is REQUEST_BATCH_SCRIPT (2051), `scontrol write
+// batch_script`: a job_id_msg_t, the layout of REQUEST_JOB_READY.
+type BatchScriptRequest JobReadyRequest
+
+func (m *BatchScriptRequest) Decode(r *Reader, version uint16) error {
+	return (*JobReadyRequest)(m).Decode(r, version)
+}
+
+func (m *BatchScriptRequest) Encode(w *Writer, version uint16) {
+	(*JobReadyRequest)(m).Encode(w, version)
+}
+
+// BatchScriptResponse is RESPONSE_BATCH_SCRIPT (2052): the script as one
+// packstr, in every release.
+type BatchScriptResponse struct {
+	Script string
+}
+
+func (m *BatchScriptResponse) Decode(r *Reader, version uint16) error {
+	m.Script = r.String()
+	return miscEnd(r)
+}
+
+func (m *BatchScriptResponse) Encode(w *Writer, version uint16) { w.Str(m.Script) }

@@ -575,3 +575,29 @@ func FuzzDecodePingRequest(f *testing.F) {
 		miscFuzzBody(t, v, b, func() miscCodec { return new(FedInfoRequest) })
 	})
 }
+
+func TestBatchScript(t *testing.T) {
+	for _, v := range Versions {
+		in := BatchScriptRequest{JobID: 42, StepID: NoVal, StepHetComp: NoVal}
+		var got BatchScriptRequest
+		body := miscRoundTrip(t, "BatchScriptRequest", &in, &got, &in, v)
+		miscTruncations(t, "BatchScriptRequest", func() miscCodec { return new(BatchScriptRequest) }, body, v)
+		resp := BatchScriptResponse{Script: "#!/bin/sh\necho hi\n"}
+		var gotResp BatchScriptResponse
+		body = miscRoundTrip(t, "BatchScriptResponse", &resp, &gotResp, &resp, v)
+		// packstr: u32 length with the NUL, the bytes, the NUL.
+		if len(body) != 4+len(resp.Script)+1 || body[3] != byte(len(resp.Script)+1) || body[len(body)-1] != 0 {
+			t.Errorf("%s: RESPONSE_BATCH_SCRIPT body %x is not one packstr", VersionName(v), body)
+		}
+		miscTruncations(t, "BatchScriptResponse", func() miscCodec { return new(BatchScriptResponse) }, body, v)
+	}
+}
+
+func FuzzDecodeBatchScript(f *testing.F) {
+	miscSeed(f, &BatchScriptResponse{Script: "#!/bin/sh\ntrue\n"})
+	miscSeed(f, &BatchScriptRequest{JobID: 7, StepID: NoVal, StepHetComp: NoVal})
+	f.Fuzz(func(t *testing.T, v uint16, b []byte) {
+		miscFuzzBody(t, v, b, func() miscCodec { return new(BatchScriptResponse) })
+		miscFuzzBody(t, v, b, func() miscCodec { return new(BatchScriptRequest) })
+	})
+}

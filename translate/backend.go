@@ -83,6 +83,13 @@ type ImageChecker interface {
 	CheckImage(image string, uid, gid uint32) error
 }
 
+// Notifier is implemented by engines that can deliver a message to a
+// running session's error output (scontrol notify: slurmstepd logs it
+// there as "error: MSG").
+type Notifier interface {
+	NotifySession(ctx context.Context, id SessionID, message string) error
+}
+
 // SessionID names a session in the engine.
 type SessionID string
 

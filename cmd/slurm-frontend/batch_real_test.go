@@ -51,7 +51,7 @@ func TestBatchReal(t *testing.T) {
 		{name: "timelimit", fn: func(t *testing.T, s *bside) { batchTimeLimit(t, s)(t) }},
 		{name: "memplacement", fn: func(t *testing.T, s *bside) { batchMemoryPlacement(t, s, "--mem=0") }, alone: true},
 		{name: "rlimits", fn: batchRlimits}, {name: "scancelfilters", fn: batchScancelFilters}, {name: "scancelkill", fn: batchScancelKill}, {name: "submitopts", fn: batchSubmitOptions},
-		{name: "scancelctld", fn: batchScancelCtld},
+		{name: "scancelctld", fn: batchScancelCtld}, {name: "permissions", fn: batchPermissionsRunning},
 	}
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {

@@ -43,6 +43,8 @@ var diffMasks = []mask{
 		why: "job id in scontrol show job"},
 	{jobID: true, re: regexp.MustCompile(`/slurm-(\d+)\.out\b`),
 		why: "default output file name contains the job id"},
+	{jobID: true, re: regexp.MustCompile(`\b(?:job id|for job|ArrayJobId=) ?(\d+)`),
+		why: "job id in client error messages (scancel, scontrol)"},
 	// --- times -----------------------------------------------------------
 	{re: regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`), repl: "<TIME>",
 		why: "timestamps (SubmitTime, LastSchedEval, ...): the two controllers run the same steps seconds apart"},

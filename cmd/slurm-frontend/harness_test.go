@@ -431,7 +431,11 @@ type realCtld struct {
 	conf string
 }
 
-func startRealCtld(t testing.TB, rel string) *realCtld {
+func startRealCtld(t testing.TB, rel string) *realCtld { return startRealCtldWith(t, rel, "") }
+
+// startRealCtldWith starts a real slurmctld whose slurm.conf has the
+// extra lines appended.
+func startRealCtldWith(t testing.TB, rel, extra string) *realCtld {
 	t.Helper()
 	needRealCtld(t)
 	if err := os.MkdirAll(sharedDir, 0o1777); err != nil {
@@ -458,6 +462,14 @@ func startRealCtld(t testing.TB, rel string) *realCtld {
 		{"conf", dir, fmt.Sprint(port), "refcluster"},
 		{"start", rel, dir, fmt.Sprint(port)},
 	} {
+		if args[0] == "start" && extra != "" {
+			f, err := os.OpenFile(r.conf, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprint(f, extra)
+			f.Close()
+		}
 		if out, err := exec.Command("bash", append([]string{tool}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("real-slurmctld.sh %v: %v\n%s", args, err, out)
 		}

@@ -578,6 +578,7 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	bi.PriorityWeightPart = k.u32("PriorityWeightPartition", 0)
 	bi.PriorityWeightQOS = k.u32("PriorityWeightQOS", 0)
 	bi.PriorityWeightTRES = k.str("PriorityWeightTRES")
+	bi.PrivateData = c.privateDataFor(v)
 	bi.ProctrackType = k.str("ProctrackType")
 	bi.PropagatePrioProcess = k.u16("PropagatePrioProcess", 0)
 	if except, ok := k.lookup("PropagateResourceLimitsExcept"); ok {

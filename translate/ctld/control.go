@@ -299,6 +299,10 @@ func (c *Controller) update(req *Request) Reply {
 	if err := d.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
+	if d.UserID != codec.NoVal && d.UserID != codec.SlurmAuthNobody && !c.isOperator(req.UID) {
+		// scontrol -u: acting for another user is an administrator's.
+		return rcReply(codec.ESLURM_USER_ID_MISSING)
+	}
 	targets, _, ok := c.lockTargets(d.JobIDStr, d.StepID.JobID)
 	if !ok {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)

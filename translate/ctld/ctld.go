@@ -69,6 +69,7 @@ type Controller struct {
 	counters counters
 	kick     chan struct{}
 	hosts    sync.Map // netip.Addr -> host name (reverse lookups)
+	private  uint16   // PrivateData bits (access.go)
 }
 
 type counters struct {
@@ -78,6 +79,7 @@ type counters struct {
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
 	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1)}
+	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
 	topo, err := opt.Backend.Topology(ctx)
 	if err != nil {
 		return nil, err
@@ -116,6 +118,9 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 	case codec.REQUEST_PING:
 		return s.rc(req.Version, codec.SLURM_SUCCESS), true
 	}
+	if r, ok := c.adminDenied(s, req); ok {
+		return r, true
+	}
 	if r, ok := c.fastInfo(s, req, false); ok {
 		return r, true
 	}
@@ -123,7 +128,7 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 	case codec.REQUEST_JOB_INFO, codec.REQUEST_JOB_INFO_SINGLE, codec.REQUEST_JOB_USER_INFO: // declined by fastInfo: would block
 		return Reply{}, false
 	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_KILL_JOBS, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE, codec.REQUEST_TOP_JOB,
-		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO:
+		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO, codec.REQUEST_JOB_NOTIFY, codec.REQUEST_BATCH_SCRIPT:
 		return Reply{}, false
 	}
 	// Anything else: slurmctld answers unknown RPCs with EINVAL; those
@@ -156,7 +161,7 @@ func slurmDecodes(t uint16) bool {
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_CANCEL_JOB_STEP: {},
 	codec.REQUEST_PRIORITY_FACTORS: {}, codec.REQUEST_SHARE_INFO: {},
-	codec.REQUEST_CONFIG: {}, codec.REQUEST_BATCH_SCRIPT: {}, codec.REQUEST_JOB_READY: {},
+	codec.REQUEST_CONFIG: {}, codec.REQUEST_JOB_READY: {},
 	codec.REQUEST_JOB_STATE: {},
 }
 
@@ -179,6 +184,10 @@ func (c *Controller) Slow(req *Request) Reply {
 		return c.willRun(req)
 	case codec.REQUEST_STATS_INFO:
 		return c.statsInfo(req)
+	case codec.REQUEST_JOB_NOTIFY:
+		return c.jobNotify(req)
+	case codec.REQUEST_BATCH_SCRIPT:
+		return c.batchScript(req)
 	case codec.REQUEST_JOB_INFO, codec.REQUEST_JOB_INFO_SINGLE, codec.REQUEST_JOB_USER_INFO:
 		// A listing the event loop could not serve without blocking.
 		r, _ := c.fastInfo(c.snap.Load(), req, true)

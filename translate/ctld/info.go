@@ -39,7 +39,12 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
 		}
 		if m.JobIDsSet && m.JobIDs.Len() > 0 {
-			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.At, mayBlock)
+			return s.jobInfoIDs(v, m.ShowFlags, m.JobIDs.Len(), m.JobIDs.At, req.UID, false, mayBlock)
+		}
+		if c.hides(privateJobs, req.UID) {
+			// PrivateData=jobs: the caller's own jobs, a count of what
+			// is sent (pack_all_jobs skips the others silently).
+			return s.listPositions(v, m.ShowFlags, s.userJobs(req.UID), mayBlock)
 		}
 		if echo, ok := listing(v, m.ShowFlags); ok {
 			jr := s.recordsFor(v, echo, mayBlock)
@@ -61,21 +66,26 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
-		return s.jobInfoIDs(v, m.ShowFlags, func(int) uint32 { return m.JobID }, mayBlock)
+		return s.jobInfoIDs(v, m.ShowFlags, 1, func(int) uint32 { return m.JobID }, req.UID, true, mayBlock)
 	case codec.REQUEST_JOB_USER_INFO:
 		var m codec.JobUserInfoRequest
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
-		body, ok := s.encodePositions(v, m.ShowFlags, s.userJobs(m.UserID), mayBlock)
-		if !ok {
-			return Reply{}, false
+		var pos []int32
+		if m.UserID == req.UID || !c.hides(privateJobs, req.UID) {
+			// Another user's jobs are a filter, not a refusal: under
+			// PrivateData=jobs the list is empty.
+			pos = s.userJobs(m.UserID)
 		}
-		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: body}, true
+		return s.listPositions(v, m.ShowFlags, pos, mayBlock)
 	case codec.REQUEST_PARTITION_INFO:
 		var m codec.PartitionInfoRequest
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if c.hides(privatePartitions, req.UID) {
+			return s.rc(v, codec.ESLURM_ACCESS_DENIED), true
 		}
 		if unchanged(m.LastUpdate, s.PartsUpdate) {
 			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
@@ -94,6 +104,9 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
+		if c.hides(privateNodes, req.UID) {
+			return s.rc(v, codec.ESLURM_ACCESS_DENIED), true
+		}
 		if unchanged(m.LastUpdate, s.NodesUpdate) {
 			return s.rc(v, codec.SLURM_NO_CHANGE_IN_DATA), true
 		}
@@ -105,6 +118,9 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 		var m codec.NodeInfoSingleRequest
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
+		}
+		if c.hides(privateNodes, req.UID) {
+			return s.rc(v, codec.ESLURM_ACCESS_DENIED), true
 		}
 		if len(m.NodeName) == 0 {
 			return Reply{Frame: s.cached(v, kNodeInfo, func(w *codec.Writer) uint16 {
@@ -158,24 +174,42 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 	return Reply{}, false
 }
 
-// jobInfoIDs answers for specific job IDs; an unknown single ID is
-// ESLURM_INVALID_JOB_ID as slurmctld answers. The first ID is what is
-// looked up, with the tasks of an array job: scontrol show job and
-// squeue -j of one job, which job-status pollers (workflow managers)
-// send in storms, cost the job's own records, not a scan of the queue.
-func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, idAt func(int) uint32, mayBlock bool) (Reply, bool) {
-	first := idAt(0)
-	i := s.index(first)
-	if i < 0 {
-		return s.rc(v, codec.ESLURM_INVALID_JOB_ID), true
-	}
-	pos := []int32{int32(i)}
-	for _, t := range s.arrayTasks(first) {
-		if t != int32(i) {
-			pos = append(pos, t)
+// jobInfoIDs answers for specific job IDs (n of them, idAt(i)): for
+// REQUEST_JOB_INFO's list (single false) each ID's own record
+// (pack_spec_jobs: find_job_record, no array expansion), for
+// REQUEST_JOB_INFO_SINGLE the job with every task of an array job
+// (pack_one_job); in ID order either way. squeue -j and scontrol
+// show job of one job, which job-status pollers (workflow managers) send
+// in storms, cost the job's own records, not a scan of the queue. Jobs
+// PrivateData hides from uid are left out; single (REQUEST_JOB_INFO_SINGLE)
+// answers ESLURM_INVALID_JOB_ID when nothing is left, as slurmctld does
+// for an unknown job (a hidden job and a missing one look the same).
+func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, n int, idAt func(int) uint32, uid uint32, single, mayBlock bool) (Reply, bool) {
+	var pos []int32
+	for k := range n {
+		id := idAt(k)
+		if i := s.index(id); i >= 0 && s.c.jobVisible(uid, s.jobs[i]) {
+			pos = append(pos, int32(i))
+		}
+		if !single {
+			continue
+		}
+		for _, t := range s.arrayTasks(id) {
+			if s.c.jobVisible(uid, s.jobs[t]) {
+				pos = append(pos, t)
+			}
 		}
 	}
 	slices.Sort(pos)
+	pos = slices.Compact(pos)
+	if single && len(pos) == 0 {
+		return s.rc(v, codec.ESLURM_INVALID_JOB_ID), true
+	}
+	return s.listPositions(v, showFlags, pos, mayBlock)
+}
+
+// listPositions is the RESPONSE_JOB_INFO reply listing the jobs at pos.
+func (s *Snapshot) listPositions(v uint16, showFlags uint16, pos []int32, mayBlock bool) (Reply, bool) {
 	body, ok := s.encodePositions(v, showFlags, pos, mayBlock)
 	if !ok {
 		return Reply{}, false

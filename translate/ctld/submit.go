@@ -66,15 +66,24 @@ func (c *Controller) submit(req *Request) Reply {
 // up front what cannot be honoured (honest compatibility).
 func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Job, *state.Script, error) {
 	privileged := req.UID == 0 || req.UID == c.opt.SlurmUID
+	// _valid_id: unset ids are the credential's (NO_VAL up to 23.11,
+	// SLURM_AUTH_NOBODY after; from 24.11 NO_VAL is refused); only root
+	// and the SlurmUser may submit for someone else.
 	uid, gid := d.UserID, d.GroupID
+	if req.Version >= codec.V24_11 && (uid == codec.NoVal || gid == codec.NoVal) {
+		return nil, nil, codec.Errorf(codec.ESLURM_USER_ID_MISSING, "requested UID=NO_VAL or GID=NO_VAL")
+	}
 	if uid == codec.SlurmAuthNobody || uid == codec.NoVal {
 		uid = req.UID
 	}
 	if gid == codec.SlurmAuthNobody || gid == codec.NoVal {
 		gid = req.GID
 	}
-	if !privileged && (uid != req.UID || gid != req.GID) {
-		return nil, nil, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "uid %d may not submit as %d:%d", req.UID, uid, gid)
+	if !privileged && uid != req.UID {
+		return nil, nil, codec.Errorf(codec.ESLURM_USER_ID_MISSING, "requested UID=%d doesn't match user UID=%d", uid, req.UID)
+	}
+	if !privileged && gid != req.GID {
+		return nil, nil, codec.Errorf(codec.ESLURM_GROUP_ID_MISSING, "requested GID=%d doesn't match user GID=%d", gid, req.GID)
 	}
 	if err := c.testJobDescFields(d, req.Version); err != nil {
 		return nil, nil, err

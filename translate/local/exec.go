@@ -42,6 +42,7 @@ var (
 //	status.json   shim when the script ended; engine when cancelled, never placeable, or lost
 //	destroy       engine, DestroySession of a placed session: "graceful" or "forced"
 //	timelimit     engine, UpdateTimeLimit (nanoseconds; the shim re-reads it on SIGHUP)
+//	notify-N      engine, NotifySession (a message; the shim writes it to the job's stderr on SIGUSR1)
 //	shim.log      the shim's own log
 //	jobNNNNN/     the batch script directory (slurm_script), while the script runs
 const (
@@ -54,6 +55,7 @@ const (
 	fDestroy   = "destroy"
 	fTimeLimit = "timelimit"
 	fShimLog   = "shim.log"
+	fNotify    = "notify-" // engine, NotifySession: one file per message (the shim removes it)
 )
 
 type sessionRecord struct {
@@ -717,6 +719,27 @@ func (x *executor) signal(id translate.SessionID, sig int, batchOnly bool) error
 	return err
 }
 
+// notify queues message for the running session's shim, which writes
+// it to the job's error output (scontrol notify). Each message is a file
+// of its own (notify-SEQ), written atomically, then the shim is told.
+func (x *executor) notify(id translate.SessionID, message string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.sessions[id]
+	if s == nil {
+		return ErrNoSession
+	}
+	if s.status != translate.SessionRunning || !alive(s.shimPID, s.shimStart) {
+		return ErrNotRunning
+	}
+	x.seq++
+	name := fmt.Sprintf("%s%020d", fNotify, x.seq)
+	if err := writeFileAtomic(filepath.Join(s.dir, name), []byte(message), 0o600, false); err != nil {
+		return fmt.Errorf("embedded engine spool: %w", err)
+	}
+	return syscall.Kill(s.shimPID, syscall.SIGUSR1)
+}
+
 func (x *executor) list() []translate.SessionInfo {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -1001,6 +1024,16 @@ func (e *Engine) Events() <-chan translate.SessionEvent {
 		return nil
 	}
 	return x.out
+}
+
+// NotifySession writes message into a running session's error output,
+// as slurmstepd does for scontrol notify ("slurmstepd-NODE: error: MSG").
+func (e *Engine) NotifySession(ctx context.Context, id translate.SessionID, message string) error {
+	x, err := e.exec()
+	if err != nil {
+		return err
+	}
+	return x.notify(id, message)
 }
 
 // UpdateTimeLimit changes the time limit of a pending or running session

@@ -91,7 +91,7 @@ func runShim(dir string) error {
 	// Signals first: as the init of a PID namespace, a signal from outside
 	// without a handler would be dropped.
 	sh.sigc = make(chan os.Signal, 16)
-	signal.Notify(sh.sigc, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	signal.Notify(sh.sigc, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGUSR1)
 	syscall.Umask(0o022)
 
 	d, err := os.Open(dir)
@@ -488,6 +488,8 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 			case syscall.SIGHUP:
 				limit = sh.timeLimit()
 				sh.log.Printf("time limit now %v", limit)
+			case syscall.SIGUSR1:
+				sh.deliverNotes()
 			}
 		case r, ok := <-waitc:
 			if !ok {
@@ -580,13 +582,34 @@ func (sh *shim) timeLimit() time.Duration {
 	return sh.lr.Spec.TimeLimit
 }
 
+// deliverNotes writes the engine's queued notify messages to the job's
+// stderr, oldest first, as slurmstepd logs them (error("%s", msg)).
+func (sh *shim) deliverNotes() {
+	ents, err := os.ReadDir(sh.p(""))
+	if err != nil {
+		return
+	}
+	for _, e := range ents { // sorted by name: by sequence
+		if !strings.HasPrefix(e.Name(), fNotify) || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		if b, err := os.ReadFile(sh.p(e.Name())); err == nil {
+			sh.stepd("%s", b)
+		}
+		os.Remove(sh.p(e.Name()))
+	}
+}
+
 // drainSignals handles signals that came before the script started.
 func (sh *shim) drainSignals() {
 	for {
 		select {
 		case sig := <-sh.sigc:
-			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+			switch sig {
+			case syscall.SIGTERM, syscall.SIGINT:
 				sh.checkDestroy()
+			case syscall.SIGUSR1:
+				sh.deliverNotes()
 			}
 		default:
 			return
