@@ -19,6 +19,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/bpf"
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/codec/munge"
 	"github.com/lablup/slurm-frontend/state/memfile"
 )
 
@@ -76,6 +77,11 @@ type Server struct {
 	user      *bpf.Userspace // set when acct is the userspace fallback
 	lastWakes atomic.Int64   // OnTraffic calls of the last closed connection (tests)
 	lastLog   time.Time
+	// authFail counts refused requests by munge.Reason (body-hash
+	// failures under badHash): slurmctld only logs them, an operator
+	// wants the totals too.
+	authFail [256]atomic.Uint64
+	badHash  atomic.Uint64
 }
 
 type connState struct {
@@ -142,11 +148,47 @@ func (s *Server) Run() error {
 	return err
 }
 
+// AuthFailures returns the requests refused since start for their
+// credential, by reason ("expired", "invalid", ...; "body hash" for a
+// body that does not match its credential's hash).
+func (s *Server) AuthFailures() map[string]uint64 {
+	out := map[string]uint64{}
+	for r := range s.authFail {
+		if n := s.authFail[r].Load(); n > 0 {
+			out[munge.Reason(r).String()] = n
+		}
+	}
+	if n := s.badHash.Load(); n > 0 {
+		out["body hash"] = n
+	}
+	return out
+}
+
+func (s *Server) authSummary() string {
+	m := s.AuthFailures()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", k, m[k])
+	}
+	return b.String()
+}
+
 // Stop shuts the listener down.
 func (s *Server) Stop(ctx context.Context) error {
 	s.stopped.Store(true)
 	if top := s.TopSources(5); len(top) > 0 {
 		s.logf("connection load since start, top sources: %s", strings.Join(top, "; "))
+	}
+	if sum := s.authSummary(); sum != "" {
+		s.logf("requests refused for their credential since start: %s", sum)
 	}
 	err := s.eng.Stop(ctx)
 	if s.acct != nil {
@@ -276,9 +318,15 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	if now.Sub(s.lastLog) > 5*time.Minute {
 		if s.lastLog.IsZero() {
 			s.lastLog = now
-		} else if top := s.TopSources(3); len(top) > 0 {
-			s.lastLog = now
-			s.logf("connection load, top sources: %s", strings.Join(top, "; "))
+		} else {
+			if top := s.TopSources(3); len(top) > 0 {
+				s.lastLog = now
+				s.logf("connection load, top sources: %s", strings.Join(top, "; "))
+			}
+			if sum := s.authSummary(); sum != "" {
+				s.lastLog = now
+				s.logf("requests refused for their credential so far: %s", sum)
+			}
 		}
 	}
 	return 500 * time.Millisecond, gnet.None
@@ -513,6 +561,11 @@ func (s *Server) refuse(c gnet.Conn, st *connState, f *codec.Frame, err error) g
 // (every release); a credential failure closes silently up to 24.05 and
 // is answered with SLURM_PROTOCOL_AUTHENTICATION_ERROR from 24.11 on.
 func (s *Server) refuseAuth(c gnet.Conn, st *connState, f *codec.Frame, err error) gnet.Action {
+	if codec.CodeOf(err) == codec.ESLURM_PROTOCOL_INCOMPLETE_PACKET {
+		s.badHash.Add(1)
+	} else {
+		s.authFail[munge.ReasonOf(err)].Add(1)
+	}
 	s.logf("refused %s from %s (version %s): authentication: %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), codec.VersionName(f.Version), err)
 	st.done.Store(true)
 	st.doneAt.Store(time.Now().UnixNano())
