@@ -10,6 +10,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lablup/slurm-frontend/codec/fuzzcheck"
 )
 
 // fullJob sets every field of Job to a distinct non-zero value, found by
@@ -273,7 +275,8 @@ func FuzzDecodeJobRecord(f *testing.F) {
 	f.Add([]byte{jobRecV1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		var j Job
-		err := decodeJobRecord(rec, &j, nil)
+		var err error
+		fuzzcheck.AllocBound(t, "job record", len(rec), func() { err = decodeJobRecord(rec, &j, nil) })
 		var j2 Job
 		err2 := decodeJobRecord(rec, &j2, &interner{})
 		if (err == nil) != (err2 == nil) || (err == nil && j != j2) {
