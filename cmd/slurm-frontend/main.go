@@ -103,14 +103,11 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	memfile.SetEnabled(*sendfile)
 	s := &settings{}
 	if *cfgPath != "" {
-		f, err := os.Open(*cfgPath)
-		if err != nil {
+		// ParseFile follows Include lines as slurmctld does; its
+		// errors name the file and line.
+		var err error
+		if s.cfg, err = conf.ParseFile(*cfgPath); err != nil {
 			return nil, fmt.Errorf("config: %w", err)
-		}
-		s.cfg, err = conf.Parse(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("config %s: %w", *cfgPath, err)
 		}
 	} else {
 		s.cfg = conf.New()

@@ -124,3 +124,47 @@ func TestServeDefaultThisHost(t *testing.T) {
 func numCPU() int { return runtime.NumCPU() }
 
 func itoaTest(n int) string { return strconv.Itoa(n) }
+
+// A site's slurm.conf with Include lines: the nodes and partitions of the
+// included files are served (stock sinfo of each release lists them), a
+// relative Include is taken from slurm.conf's directory (as slurmctld
+// since 23.02), and a missing included file stops the server with the
+// file and line in its one error line.
+func TestServeConfigInclude(t *testing.T) {
+	dir := workDir(t, "include-")
+	os.MkdirAll(filepath.Join(dir, "conf.d"), 0o755)
+	// slurm.conf includes conf.d/nodes.conf (relative: from slurm.conf's
+	// directory), which includes conf.d/parts.conf (relative too: from
+	// slurm.conf's directory as well, not the including file's).
+	os.WriteFile(filepath.Join(dir, "conf.d", "nodes.conf"), []byte(
+		"NodeName=inc[1-3] NodeAddr=127.0.0.[1-3] CPUs=8 RealMemory=16000 State=UNKNOWN\n"+
+			"Include conf.d/parts.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "conf.d", "parts.conf"), []byte("PartitionName=incpart Nodes=inc[1-3] Default=YES MaxTime=INFINITE State=UP\n"), 0o644)
+	main := filepath.Join(dir, "slurm.conf")
+	os.WriteFile(main, []byte("ClusterName=inccluster\nInclude conf.d/nodes.conf\n"), 0o644)
+	out, err := exec.Command(buildBinary(t), "client-conf", "--config", main, "--listen", "127.0.0.1:6817").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nPartitionName=incpart Nodes=inc[1-3] ") || !strings.Contains(string(out), "\nNodeName=inc3 ") {
+		t.Fatalf("client-conf of a slurm.conf with relative Includes: %v\n%s", err, out)
+	}
+	// The server on it: newFrontend writes its own file in its own
+	// directory, which includes the site's by absolute path; relative
+	// names then go from that file's directory, so the site file's
+	// Include is made absolute here.
+	os.WriteFile(main, []byte("ClusterName=inccluster\nInclude "+filepath.Join(dir, "conf.d", "nodes.conf")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "conf.d", "nodes.conf"), []byte(
+		"NodeName=inc[1-3] NodeAddr=127.0.0.[1-3] CPUs=8 RealMemory=16000 State=UNKNOWN\n"+
+			"Include "+filepath.Join(dir, "conf.d", "parts.conf")+"\n"), 0o644)
+	f := newFrontend(t, "Include "+main+"\n")
+	for _, rel := range releases {
+		out := f.mustRun(rel, "sinfo", "-h", "-o", "%P %D %N")
+		if strings.TrimSpace(out) != "incpart* 3 inc[1-3]" {
+			t.Errorf("%s sinfo with an included config: %q, want %q", rel, out, "incpart* 3 inc[1-3]")
+		}
+	}
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("ClusterName=x\n\nInclude nosuch.conf\n"), 0o644)
+	code, errs := serveOnce(t, 10*time.Second, "--config", bad, "--state-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--munge-key", testKey(t))
+	if code == 0 || code == -1 || !strings.Contains(errs, bad+":3") || !strings.Contains(errs, "nosuch.conf") {
+		t.Errorf("serve with a missing included file: exit %d, stderr %q; want a non-zero exit naming %s:3 and the file", code, errs, bad)
+	}
+}

@@ -4,10 +4,13 @@
 // test can feed one file to us and to a real slurmctld). Keys the
 // frontend does not use are kept and ignored; frontend-only settings use
 // the "Frontend" prefix (FrontendListen, FrontendStateDir, FrontendMungeKey).
+// ParseFile reads a file and follows its Include lines as slurmctld does
+// (include.go); Parse reads from a reader and refuses them.
 package conf
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -98,67 +101,221 @@ func (c *Config) Node(name string) *Node {
 // New returns an empty config.
 func New() *Config { return &Config{Keys: map[string]string{}} }
 
-// Parse reads slurm.conf syntax.
+// Bounds on what one configuration may ask for, so that no file (or
+// fuzzer) can make the parser allocate without limit.
+const (
+	// MaxNodes is Slurm's MAX_SLURM_NODES (slurm.h): slurmctld creates no
+	// node record past it (node_conf.c) and one hostlist range may not
+	// name more (hostlist.h MAX_RANGE).
+	MaxNodes = 65536
+	// maxHostNames bounds the names all host lists of one configuration
+	// expand to together (NodeName, NodeAddr, NodeHostname and every
+	// partition's Nodes=), and maxHostBytes their total length.
+	maxHostNames = 32 * MaxNodes
+	maxHostBytes = 64 << 20
+)
+
+// pos is where a line starts: "file:line", or "line N" for Parse.
+type pos struct {
+	file string
+	line int
+}
+
+func (p pos) String() string {
+	if p.file == "" {
+		return fmt.Sprintf("line %d", p.line)
+	}
+	return fmt.Sprintf("%s:%d", p.file, p.line)
+}
+
+// parser holds the state one parse shares across included files: the
+// NodeName/PartitionName DEFAULT lines, the host list budget and where
+// each node and partition was defined (for error messages).
+type parser struct {
+	c            *Config
+	nodeDefaults map[string]string
+	partDefaults map[string]string
+	names, bytes int // host list budget left
+	nodeAt       map[string]pos
+	partAt       []pos
+	defaultAt    *pos
+	inc          *includer // nil: Include is refused (Parse)
+}
+
+func newParser() *parser {
+	return &parser{
+		c: New(), nodeDefaults: map[string]string{}, partDefaults: map[string]string{},
+		names: maxHostNames, bytes: maxHostBytes, nodeAt: map[string]pos{},
+	}
+}
+
+// Parse reads slurm.conf syntax from r.
+//
+// r has no path, so Parse cannot follow Include: an Include line is an
+// error saying to use ParseFile. It does not fall back to the working
+// directory because slurmctld never resolves an Include against its
+// working directory (a relative name is taken from slurm.conf's own
+// directory, see ParseFile), and a daemon's working directory is
+// usually "/", so a guess would read a different file than slurmctld
+// reads from the same slurm.conf. Nor does it open absolute names: a
+// parse fed from memory (tests, fuzzing, a config piped in) should not
+// read files from disk as a side effect.
 func Parse(r io.Reader) (*Config, error) {
-	c := New()
-	nodeDefaults := map[string]string{}
-	partDefaults := map[string]string{}
+	p := newParser()
+	if err := p.parse(r, ""); err != nil {
+		return nil, err
+	}
+	return p.finish()
+}
+
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r'
+}
+
+// parse reads one file (name is "" for Parse's reader). Lines ending in
+// a backslash continue on the next line; '#' starts a comment.
+func (p *parser) parse(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line := 0
+	line, start := 0, 0
 	var pending string
+	continued := false
 	for sc.Scan() {
 		line++
 		text := sc.Text()
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
-		text = strings.TrimSpace(text)
-		if strings.HasSuffix(text, "\\") {
-			pending += strings.TrimSuffix(text, "\\") + " "
+		if !continued {
+			start = line
+		}
+		if t := strings.TrimRight(text, " \t\r\v\f"); strings.HasSuffix(t, "\\") {
+			// Joined with a space (slurmctld joins with none; the
+			// space only keeps "A=b\" + "C=d" two keys).
+			if piece := strings.TrimSuffix(t, "\\"); piece != "" {
+				pending += piece + " "
+			}
+			continued = true
 			continue
 		}
 		text = pending + text
-		pending = ""
-		if text == "" {
-			continue
-		}
-		kv, err := fields(text)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
-		}
-		first := strings.ToLower(kv[0][0])
-		switch first {
-		case "nodename":
-			if strings.EqualFold(kv[0][1], "DEFAULT") {
-				merge(nodeDefaults, kv[1:])
-				continue
-			}
-			nodes, err := parseNodes(kv, nodeDefaults)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %v", line, err)
-			}
-			c.Nodes = append(c.Nodes, nodes...)
-		case "partitionname":
-			if strings.EqualFold(kv[0][1], "DEFAULT") {
-				merge(partDefaults, kv[1:])
-				continue
-			}
-			p, err := parsePartition(kv, partDefaults)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %v", line, err)
-			}
-			c.Partitions = append(c.Partitions, p)
-		default:
-			for _, p := range kv {
-				c.Set(p[0], p[1])
-			}
+		pending, continued = "", false
+		if err := p.logical(pos{name, start}, text); err != nil {
+			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %v", pos{name, line + 1}, err)
+	}
+	if continued { // the last line ended in a backslash
+		return p.logical(pos{name, start}, pending)
+	}
+	return nil
+}
+
+// logical handles one line after comments and continuations. Errors
+// name the file and line.
+func (p *parser) logical(at pos, raw string) error {
+	text := strings.TrimSpace(raw)
+	if text == "" {
+		return nil
+	}
+	// slurmctld (parse_config.c, _parse_include_directive) takes a line
+	// as an Include when it begins, in any case, with "include" and then
+	// whitespace; an indented one is no directive and fails to parse.
+	if len(text) >= len("include") && strings.EqualFold(text[:len("include")], "include") &&
+		(len(text) == len("include") || isSpace(text[len("include")])) {
+		if isSpace(raw[0]) {
+			return fmt.Errorf("%s: Include must start at the beginning of the line (slurmctld does not read an indented Include)", at)
+		}
+		return p.include(at, text[len("include"):])
+	}
+	kv, err := fields(text)
+	if err != nil {
+		return fmt.Errorf("%s: %v", at, err)
+	}
+	c := p.c
+	switch strings.ToLower(kv[0][0]) {
+	case "nodename":
+		if strings.EqualFold(kv[0][1], "DEFAULT") {
+			merge(p.nodeDefaults, kv[1:])
+			return nil
+		}
+		nodes, err := p.parseNodes(kv)
+		if err != nil {
+			return fmt.Errorf("%s: %v", at, err)
+		}
+		for _, n := range nodes {
+			if first, dup := p.nodeAt[n.Name]; dup {
+				return fmt.Errorf("%s: node %s defined twice (first at %s)", at, n.Name, first)
+			}
+			p.nodeAt[n.Name] = at
+		}
+		c.Nodes = append(c.Nodes, nodes...)
+	case "partitionname":
+		if strings.EqualFold(kv[0][1], "DEFAULT") {
+			merge(p.partDefaults, kv[1:])
+			return nil
+		}
+		part, err := p.parsePartition(kv)
+		if err != nil {
+			return fmt.Errorf("%s: %v", at, err)
+		}
+		for i, q := range c.Partitions {
+			if q.Name == part.Name {
+				return fmt.Errorf("%s: partition %s defined twice (first at %s)", at, part.Name, p.partAt[i])
+			}
+		}
+		if part.Default {
+			if p.defaultAt != nil {
+				return fmt.Errorf("%s: more than one default partition (the other at %s)", at, *p.defaultAt)
+			}
+			p.defaultAt = &at
+		}
+		c.Partitions = append(c.Partitions, part)
+		p.partAt = append(p.partAt, at)
+	default:
+		for _, kv := range kv {
+			if strings.EqualFold(kv[0], "include") {
+				// slurmctld rejects "Include=" as an unknown key; ignoring
+				// it like other unknown keys would hide what it meant to add.
+				return fmt.Errorf("%s: Include takes a file name after whitespace (Include FILE), not %s=", at, kv[0])
+			}
+			c.Set(kv[0], kv[1])
+		}
+	}
+	return nil
+}
+
+// finish checks what needs the whole configuration: every partition
+// names known nodes.
+func (p *parser) finish() (*Config, error) {
+	for i, part := range p.c.Partitions {
+		for _, n := range part.Nodes {
+			if _, ok := p.nodeAt[n]; !ok {
+				return nil, fmt.Errorf("%s: partition %s: unknown node %s", p.partAt[i], part.Name, n)
+			}
+		}
+	}
+	return p.c, nil
+}
+
+// expand expands a host list within the parse's budget (and at most
+// max names).
+func (p *parser) expand(expr string, max int) ([]string, error) {
+	names, err := hostlist.ExpandLimit(expr, min(max, p.names), p.bytes)
+	if errors.Is(err, hostlist.ErrTooLarge) {
+		return nil, fmt.Errorf("%w (a configuration defines at most %d nodes, Slurm's MAX_SLURM_NODES, and its host lists name at most %d hosts in %d bytes in all)",
+			err, MaxNodes, maxHostNames, maxHostBytes)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return c, c.Validate()
+	p.names -= len(names)
+	for _, n := range names {
+		p.bytes -= len(n)
+	}
+	return names, nil
 }
 
 // Validate checks cross references: partitions name known nodes, names
@@ -236,19 +393,23 @@ func fields(s string) ([][2]string, error) {
 	return out, nil
 }
 
-func parseNodes(kv [][2]string, defaults map[string]string) ([]Node, error) {
+func (p *parser) parseNodes(kv [][2]string) ([]Node, error) {
 	attrs := map[string]string{}
-	for k, v := range defaults {
+	for k, v := range p.nodeDefaults {
 		attrs[k] = v
 	}
 	merge(attrs, kv[1:])
-	names, err := hostlist.Expand(kv[0][1])
+	names, err := p.expand(kv[0][1], MaxNodes-len(p.c.Nodes))
 	if err != nil {
 		return nil, err
 	}
 	var addrs, hosts []string
 	if a := attrs["nodeaddr"]; a != "" {
-		if addrs, err = hostlist.Expand(a); err != nil {
+		// One more than NodeName names, to tell "too many" apart.
+		if addrs, err = p.expand(a, len(names)+1); err != nil {
+			if errors.Is(err, hostlist.ErrTooLarge) {
+				return nil, fmt.Errorf("NodeAddr names more hosts than NodeName (%d): %v", len(names), err)
+			}
 			return nil, err
 		}
 		if len(addrs) != len(names) {
@@ -256,11 +417,14 @@ func parseNodes(kv [][2]string, defaults map[string]string) ([]Node, error) {
 		}
 	}
 	if h := attrs["nodehostname"]; h != "" {
-		if hosts, err = hostlist.Expand(h); err != nil {
+		if hosts, err = p.expand(h, len(names)+1); err != nil {
+			if errors.Is(err, hostlist.ErrTooLarge) {
+				return nil, fmt.Errorf("NodeHostname names more hosts than NodeName (%d): %v", len(names), err)
+			}
 			return nil, err
 		}
 		if len(hosts) != len(names) {
-			return nil, fmt.Errorf("NodeHostname count mismatch")
+			return nil, fmt.Errorf("NodeHostname count %d != NodeName count %d", len(hosts), len(names))
 		}
 	}
 	u16 := func(k string, def uint16) (uint16, error) {
@@ -342,9 +506,9 @@ func firstNonEmpty(a ...string) string {
 	return ""
 }
 
-func parsePartition(kv [][2]string, defaults map[string]string) (Partition, error) {
+func (pr *parser) parsePartition(kv [][2]string) (Partition, error) {
 	attrs := map[string]string{}
-	for k, v := range defaults {
+	for k, v := range pr.partDefaults {
 		attrs[k] = v
 	}
 	merge(attrs, kv[1:])
@@ -359,7 +523,7 @@ func parsePartition(kv [][2]string, defaults map[string]string) (Partition, erro
 	var err error
 	if v := attrs["nodes"]; v != "" && !strings.EqualFold(v, "ALL") {
 		p.NodesExpr = v
-		if p.Nodes, err = hostlist.Expand(v); err != nil {
+		if p.Nodes, err = pr.expand(v, maxHostNames); err != nil {
 			return p, err
 		}
 	} else if strings.EqualFold(v, "ALL") {
