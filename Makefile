@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: all build setup run test test-unit test-e2e bench lint fuzz clean
+.PHONY: all build setup run test test-unit test-e2e bench lint fuzz reliability clean
 
 all: build
 
@@ -41,6 +41,13 @@ test-unit:
 bench: build
 	BIN=$(CURDIR)/$(BIN) bash tools/bench.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./codec/... ./edge/... ./translate/... ./bench/...
+
+# The hardening campaign: every fuzz target briefly (RELIABILITY_FUZZTIME,
+# default 10s), then the hostile-input, credential, permission, security,
+# fault and load tests with the stock clients; one line per test with its
+# figures (under 30 minutes on 2 cores). Full output in reliability.log.
+reliability: setup
+	bash tools/reliability.sh
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -8,6 +8,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/crypto v0.54.0
 	golang.org/x/sys v0.47.0
 )
 

@@ -99,6 +99,12 @@ func TestCredentials(t *testing.T) {
 		{name: "aes128, md5", ok: true, frames: one(func(t *testing.T, v uint16) []byte {
 			return ping(real(t, codec.REQUEST_PING, nil, "-m", "md5"), v)
 		})},
+		{name: "blowfish, ripemd160", ok: true, frames: one(func(t *testing.T, v uint16) []byte {
+			return ping(real(t, codec.REQUEST_PING, nil, "-c", "blowfish", "-m", "ripemd160"), v)
+		})},
+		{name: "cast5, sha1", ok: true, frames: one(func(t *testing.T, v uint16) []byte {
+			return ping(real(t, codec.REQUEST_PING, nil, "-c", "cast5", "-m", "sha1"), v)
+		})},
 		{name: "zlib-compressed", ok: true, frames: one(func(t *testing.T, v uint16) []byte {
 			return ping(real(t, codec.REQUEST_PING, nil, "-z", "zlib"), v)
 		})},

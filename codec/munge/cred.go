@@ -85,15 +85,24 @@ func macSize(m uint8) int {
 	return 0
 }
 
-// cipherSizes returns the key and block (= IV) sizes of a cipher.
+// aesBlock is the AES block (and IV) size.
+const aesBlock = 16
+
+// cipherSizes returns the key and block (= IV) sizes of a cipher, as
+// munged gets them from its crypto library (cipher.c cipher_key_size,
+// cipher_iv_size, cipher_block_size: EVP_CIPHER_key_length etc. for
+// OpenSSL, GCRYCTL_GET_KEYLEN/GET_BLKLEN for libgcrypt). Blowfish takes
+// keys of any length up to 56 bytes; both libraries report 16 as its key
+// length, so munged keys it with the first 16 bytes of the DEK. CAST5
+// (CAST-128) uses a 16-byte key, its maximum, hence 16 rounds.
 func cipherSizes(c uint8) (key, block int) {
 	switch c {
 	case CipherBlowfish, CipherCAST5:
 		return 16, 8
 	case CipherAES128:
-		return 16, 16
+		return 16, aesBlock
 	case CipherAES256:
-		return 32, 16
+		return 32, aesBlock
 	}
 	return 0, 0
 }
@@ -108,8 +117,9 @@ func isSpace(b byte) bool {
 // decryption, MAC (constant-time), decompression, inner layer. It does not
 // check time, restrictions or replay (Verify does). scratch is grown as
 // needed and reused: with a reused scratch Decode does not allocate (except
-// for the rare compressed credential). c.Realm and c.Payload point into
-// *scratch until its next use. Errors are the Err* values of this package.
+// for the rare compressed, Blowfish or CAST5 credential). c.Realm and
+// c.Payload point into *scratch until its next use. Errors are the Err*
+// values of this package.
 func (k *Key) Decode(armored []byte, c *Cred, scratch *[]byte) error {
 	_, err := k.decode(armored, c, scratch)
 	return err
@@ -167,11 +177,7 @@ func (k *Key) decode(armored []byte, c *Cred, scratch *[]byte) ([]byte, error) {
 	c.Cipher = raw[1]
 	keyLen, ivLen := cipherSizes(c.Cipher)
 	switch c.Cipher {
-	case CipherNone, CipherAES128, CipherAES256:
-	case CipherBlowfish:
-		return nil, ErrBlowfish
-	case CipherCAST5:
-		return nil, ErrCAST5
+	case CipherNone, CipherBlowfish, CipherCAST5, CipherAES128, CipherAES256:
 	default:
 		return nil, ErrBadCipher
 	}
@@ -181,8 +187,6 @@ func (k *Key) decode(armored []byte, c *Cred, scratch *[]byte) ([]byte, error) {
 	c.MAC = raw[2]
 	macLen := macSize(c.MAC)
 	switch {
-	case c.MAC == MACRIPEMD160:
-		return nil, ErrRIPEMD160
 	case macLen == 0:
 		return nil, ErrBadMAC
 	case macLen < keyLen:
@@ -207,7 +211,7 @@ func (k *Key) decode(armored []byte, c *Cred, scratch *[]byte) ([]byte, error) {
 		c.Realm = raw[p : p+realmLen : p+realmLen]
 	}
 	p += realmLen
-	var iv [16]byte
+	var iv [aesBlock]byte
 	if ivLen > len(raw)-p {
 		return nil, ErrTruncated
 	}
@@ -231,13 +235,20 @@ func (k *Key) decode(armored []byte, c *Cred, scratch *[]byte) ([]byte, error) {
 		}
 		h.dek.Write(mac)
 		dek := h.dek.Sum(h.dekSum[:0])
-		var ak aesKey
-		ak.expand(dek[:keyLen])
-		ak.cbcDecrypt(&iv, inner)
-		clear(ak.rk[:])
+		if ivLen == aesBlock {
+			var ak aesKey
+			ak.expand(dek[:keyLen])
+			ak.cbcDecrypt(&iv, inner)
+			clear(ak.rk[:])
+		} else {
+			// Blowfish, CAST5: 8-byte blocks, rare, may allocate.
+			// Pass the IV by value: a slice of iv would make it escape,
+			// and cost the AES path an allocation.
+			cbcDecrypt64(c.Cipher, dek[:keyLen], [8]byte(iv[:8]), inner)
+		}
 		clear(h.dekSum[:])
 		var pl int
-		padOK, pl = checkPadding(inner)
+		padOK, pl = checkPadding(inner, ivLen)
 		inner = inner[:len(inner)-pl]
 	}
 	h.mac.Write(outer)
@@ -258,11 +269,14 @@ func (k *Key) decode(armored []byte, c *Cred, scratch *[]byte) ([]byte, error) {
 	return mac, unpackInner(inner, c)
 }
 
-// checkPadding checks PKCS#7 padding in constant time. It returns
+// checkPadding checks the PKCS#7 padding of a decrypted inner layer of
+// whole bs-byte blocks (bs = 16 for AES, 8 for Blowfish and CAST5) in
+// constant time, as munged's cipher_final does: the last byte is the pad
+// length, 1 to bs, and that many final bytes all equal it. It returns
 // ok (1 or 0) and how many bytes to strip: the padding if valid, else one
-// block, mirroring OpenSSL holding back the last block.
-func checkPadding(b []byte) (ok, strip int) {
-	const bs = 16
+// block, mirroring cipher_final holding back the last block (OpenSSL and
+// libgcrypt builds alike).
+func checkPadding(b []byte, bs int) (ok, strip int) {
 	last := len(b) - 1
 	pad := int(b[last])
 	ok = subtle.ConstantTimeLessOrEq(1, pad) & subtle.ConstantTimeLessOrEq(pad, bs)
@@ -271,7 +285,6 @@ func checkPadding(b []byte) (ok, strip int) {
 		eq := subtle.ConstantTimeByteEq(b[last-i], byte(pad))
 		ok &= (inPad ^ 1) | eq
 	}
-	// The block size is 16 for every cipher accepted here.
 	return ok, subtle.ConstantTimeSelect(ok, pad, bs)
 }
 

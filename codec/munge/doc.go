@@ -6,23 +6,50 @@
 // (slurm_protocol_api.c _compute_hash/_check_hash).
 //
 // Format: "MUNGE:" base64(OUTER || MAC || INNER) ":". OUTER is version (3),
-// cipher, mac, zip, realm_len, realm, IV; INNER (encrypted with AES-CBC,
-// PKCS#7 padding) is salt[8], addr_len, addr, encode_time, ttl, uid, gid,
-// auth_uid, auth_gid, data_len, data, all big-endian. The MAC is
-// HMAC(MAC subkey, OUTER || INNER plaintext, after compression); the
-// cipher key is HMAC(DEK subkey, MAC) truncated to the key size; the
-// subkeys are SHA1(key file || "1") and SHA1(key file || "2").
+// cipher, mac, zip, realm_len, realm, IV (one cipher block); INNER
+// (encrypted in CBC mode, PKCS#7 padding to the cipher's block) is
+// salt[8], addr_len, addr, encode_time, ttl, uid, gid, auth_uid,
+// auth_gid, data_len, data, all big-endian. The MAC is HMAC(MAC subkey,
+// OUTER || INNER plaintext, after compression); the cipher key (the DEK)
+// is HMAC(DEK subkey, MAC) with the same hash, truncated to the cipher's
+// key size; the subkeys are SHA1(key file || "1") and SHA1(key file ||
+// "2"), whatever the cipher and MAC.
 //
-// Supported: ciphers none, AES-128, AES-256; MACs MD5, SHA-1, SHA-256,
-// SHA-512; zip none, zlib, bzip2 (decode only). Refused with a clear
-// error although munged accepts them: Blowfish, CAST5, RIPEMD-160 (none
-// is used unless asked for with munge -c/-m). Encode makes what munged
-// makes by default: AES-128-CBC, HMAC-SHA256, no compression, no realm.
+// Decode accepts everything munged accepts (cipher.c, mac.c/md.c):
+//
+//	cipher         id  key  block/IV  munged's OpenSSL / libgcrypt name
+//	none           0   -    -
+//	Blowfish-CBC   2   16   8         EVP_bf_cbc / GCRY_CIPHER_BLOWFISH
+//	CAST5-CBC      3   16   8         EVP_cast5_cbc / GCRY_CIPHER_CAST5
+//	AES-128-CBC    4   16   16        EVP_aes_128_cbc / GCRY_CIPHER_AES128 (munged's default)
+//	AES-256-CBC    5   32   16        EVP_aes_256_cbc / GCRY_CIPHER_AES256
+//
+//	MAC (HMAC-)    id  size
+//	MD5            2   16
+//	SHA-1          3   20
+//	RIPEMD-160     4   20
+//	SHA-256        5   32   (munged's default)
+//	SHA-512        6   64
+//
+// and zip none (0), bzip2 (2), zlib (3). Like munged (dec.c
+// dec_unpack_outer, and enc.c, which will not make one) it refuses a MAC
+// shorter than the cipher's key: AES-256 with MD5, SHA-1 or RIPEMD-160
+// (ErrMACTooShort). Blowfish keeps the first 16 bytes of the DEK (its
+// variable key length is reported as 16 by both libraries), CAST5 takes
+// 16 bytes (CAST-128, 16 rounds). Blowfish and CAST5 come from
+// golang.org/x/crypto (table-based, as in OpenSSL and libgcrypt) and cost
+// a few small allocations per credential, unlike the AES path (see
+// Performance); munged makes them only when asked to (munged --cipher,
+// munge -c). RIPEMD-160 (x/crypto too) allocates nothing. Encode
+// makes what munged makes by default: AES-128-CBC, HMAC-SHA256, no
+// compression, no realm.
 //
 // Verify performs munged's decode checks in munged's order (dec.c
 // dec_process_msg): armor and base64, outer layer, decryption, MAC
-// (constant-time; a padding error is reported only after the MAC, exactly
-// like a MAC error, so there is no padding oracle), decompression, inner
+// (constant-time; the padding check is constant-time too, against the
+// cipher's block size, and a padding error is reported only after the
+// MAC, exactly like a MAC error, so there is no padding oracle),
+// decompression, inner
 // layer, then dec_validate_auth (auth_uid must be UIDAny or the server's
 // uid: root is not exempt, MUNGE_AUTH_ROOT_ALLOW_FLAG is 0; auth_gid must
 // be GIDAny or one of the server's gids), dec_validate_time (ttl capped
@@ -64,10 +91,9 @@
 //	ErrBadPrefix, ErrBadSuffix, ErrBadBase64, ErrTruncated, ErrTrailing,
 //	ErrBadAddrLen    ReasonBadCred      EMUNGE_BAD_CRED (8)               1007
 //	ErrBadVersion    ReasonBadVersion   EMUNGE_BAD_VERSION (9)            1007
-//	ErrBadCipher, ErrBlowfish, ErrCAST5
-//	                 ReasonBadCipher    EMUNGE_BAD_CIPHER (10)*           1007
-//	ErrBadMAC, ErrRIPEMD160, ErrMACTooShort
-//	                 ReasonBadMAC       EMUNGE_BAD_MAC (11)*              1007
+//	ErrBadCipher     ReasonBadCipher    EMUNGE_BAD_CIPHER (10)            1007
+//	ErrBadMAC, ErrMACTooShort
+//	                 ReasonBadMAC       EMUNGE_BAD_MAC (11)               1007
 //	ErrBadZip        ReasonBadZip       EMUNGE_BAD_ZIP (12)               1007
 //	ErrInvalid       ReasonInvalid      EMUNGE_CRED_INVALID (14)          1007
 //	ErrExpired       ReasonExpired      EMUNGE_CRED_EXPIRED (15)          1007
@@ -78,9 +104,6 @@
 //	ErrNobody        ReasonNobody       success; refused by auth/munge    1007
 //	ErrHashMismatch, ErrHashNone, ErrHashType
 //	                 (CheckBodyHash)    success; refused by _check_hash   5003, no reply
-//
-// (*) munged accepts Blowfish, CAST5 and RIPEMD-160; this package refuses
-// them.
 //
 // # Body hash
 //
@@ -93,9 +116,10 @@
 //
 // # Performance
 //
-// Decode and Verify do not allocate in steady state (Decode given a reused
-// scratch buffer; Verify keeps pooled buffers and reuses the Cred's
-// slices; only the replay tables grow, to their working size).
+// Decode and Verify do not allocate in steady state for uncompressed
+// credentials that are unencrypted or use AES, with any MAC (Decode given
+// a reused scratch buffer; Verify keeps pooled buffers and reuses the
+// Cred's slices; only the replay tables grow, to their working size).
 // crypto/aes allocates a key schedule per key, and every credential has
 // its own key, so decryption uses our own AES: AES-NI on amd64
 // (aes_amd64.s), the constant-time bit-sliced rounds in aes.go elsewhere;

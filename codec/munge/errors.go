@@ -16,8 +16,8 @@ const (
 	ReasonNoMemory     Reason = 5   // EMUNGE_NO_MEMORY: here, the replay cache is full
 	ReasonBadCred      Reason = 8   // EMUNGE_BAD_CRED: malformed armor, base64 or layout
 	ReasonBadVersion   Reason = 9   // EMUNGE_BAD_VERSION: not a v3 credential
-	ReasonBadCipher    Reason = 10  // EMUNGE_BAD_CIPHER: unknown (or here unsupported) cipher
-	ReasonBadMAC       Reason = 11  // EMUNGE_BAD_MAC: unknown (or here unsupported) MAC
+	ReasonBadCipher    Reason = 10  // EMUNGE_BAD_CIPHER: unknown cipher
+	ReasonBadMAC       Reason = 11  // EMUNGE_BAD_MAC: unknown MAC, or too short for the cipher
 	ReasonBadZip       Reason = 12  // EMUNGE_BAD_ZIP: unknown compression
 	ReasonInvalid      Reason = 14  // EMUNGE_CRED_INVALID: MAC mismatch (wrong key, tampering)
 	ReasonExpired      Reason = 15  // EMUNGE_CRED_EXPIRED: now > encode_time + ttl
@@ -69,10 +69,7 @@ var (
 	ErrPayloadLen   = authErr("munge: payload exceeds the maximum of 1048576 bytes")
 	ErrBadVersion   = authErr("munge: invalid credential version (only v3 exists)")
 	ErrBadCipher    = authErr("munge: invalid cipher type")
-	ErrBlowfish     = authErr("munge: cipher blowfish (2) is valid for munged but not supported by this verifier; use aes128")
-	ErrCAST5        = authErr("munge: cipher cast5 (3) is valid for munged but not supported by this verifier; use aes128")
 	ErrBadMAC       = authErr("munge: invalid MAC type")
-	ErrRIPEMD160    = authErr("munge: MAC ripemd160 (4) is valid for munged but not supported by this verifier; use sha256")
 	ErrMACTooShort  = authErr("munge: MAC type too short for the cipher's key")
 	ErrBadZip       = authErr("munge: invalid compression type")
 	ErrInvalid      = authErr("munge: invalid credential")
@@ -96,10 +93,7 @@ var reasonOf = map[*codec.Error]Reason{
 	ErrPayloadLen:   ReasonBadLength,
 	ErrBadVersion:   ReasonBadVersion,
 	ErrBadCipher:    ReasonBadCipher,
-	ErrBlowfish:     ReasonBadCipher,
-	ErrCAST5:        ReasonBadCipher,
 	ErrBadMAC:       ReasonBadMAC,
-	ErrRIPEMD160:    ReasonBadMAC,
 	ErrMACTooShort:  ReasonBadMAC,
 	ErrBadZip:       ReasonBadZip,
 	ErrInvalid:      ReasonInvalid,

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+
+	"golang.org/x/crypto/ripemd160" // deprecated as a choice for new designs; munged MAC type 4
 )
 
 // Key lengths munged enforces on the key file (munge_defs.h).
@@ -66,13 +68,15 @@ func NewKey(raw []byte) (*Key, error) {
 }
 
 // macHash returns the digest constructor of a MUNGE MAC type, nil when
-// the type is invalid or unsupported here (RIPEMD160).
+// the type is invalid.
 func macHash(m uint8) func() hash.Hash {
 	switch m {
 	case MACMD5:
 		return md5.New
 	case MACSHA1:
 		return sha1.New
+	case MACRIPEMD160:
+		return ripemd160.New
 	case MACSHA256:
 		return sha256.New
 	case MACSHA512:

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
+	"golang.org/x/crypto/blowfish"
+	"golang.org/x/crypto/cast5"
 )
 
 const t0 = 1796056996 // a captured encode time
@@ -226,6 +228,15 @@ func TestKeyErrors(t *testing.T) {
 // independently of Encode (stdlib crypto only), to reach Decode's paths.
 func seal(t testing.TB, k *Key, cipherType, macType, zip uint8, realm, inner []byte) []byte {
 	t.Helper()
+	return sealPad(t, k, cipherType, macType, zip, realm, inner, 0)
+}
+
+// sealPad is seal with pad bytes of padding (each equal to pad) instead
+// of the correct PKCS#7 padding when pad > 0, the MAC still over inner
+// alone: a credential only a key holder could make, which munged refuses
+// unless pad is the right padding.
+func sealPad(t testing.TB, k *Key, cipherType, macType, zip uint8, realm, inner []byte, pad int) []byte {
+	t.Helper()
 	outer := []byte{CredVersion, cipherType, macType, zip, byte(len(realm))}
 	outer = append(outer, realm...)
 	keyLen, ivLen := cipherSizes(cipherType)
@@ -241,9 +252,19 @@ func seal(t testing.TB, k *Key, cipherType, macType, zip uint8, realm, inner []b
 		d := hmac.New(macHash(macType), k.dek[:])
 		d.Write(mac)
 		dek := append(d.Sum(nil), make([]byte, 32)...)[:keyLen] // short MACs are refused before use
-		pad := 16 - len(inner)%16
+		if pad == 0 {
+			pad = ivLen - len(inner)%ivLen
+		}
 		body = append(bytes.Clone(inner), bytes.Repeat([]byte{byte(pad)}, pad)...)
-		b, _ := aes.NewCipher(dek)
+		var b cipher.Block
+		switch cipherType {
+		case CipherBlowfish:
+			b, _ = blowfish.NewCipher(dek)
+		case CipherCAST5:
+			b, _ = cast5.NewCipher(dek)
+		default:
+			b, _ = aes.NewCipher(dek)
+		}
 		cipher.NewCBCEncrypter(b, iv).CryptBlocks(body, body)
 	}
 	raw := append(append(outer, mac...), body...)
@@ -263,8 +284,8 @@ func innerBytes(payload []byte, addrLen int) []byte {
 func TestDecodeAlgorithms(t *testing.T) {
 	k := testKey(t)
 	inner := innerBytes([]byte("hello"), 4)
-	for _, ci := range []uint8{CipherNone, CipherAES128, CipherAES256} {
-		for _, m := range []uint8{MACMD5, MACSHA1, MACSHA256, MACSHA512} {
+	for _, ci := range []uint8{CipherNone, CipherBlowfish, CipherCAST5, CipherAES128, CipherAES256} {
+		for _, m := range []uint8{MACMD5, MACSHA1, MACRIPEMD160, MACSHA256, MACSHA512} {
 			cred := seal(t, k, ci, m, ZipNone, nil, inner)
 			var c Cred
 			err := k.Decode(cred, &c, nil)
@@ -326,11 +347,19 @@ func TestDecodeMalformed(t *testing.T) {
 		{"version", armor(2, 4, 5, 0, 0), ErrBadVersion, ReasonBadVersion},
 		{"cipher default", armor(3, 1, 5, 0, 0), ErrBadCipher, ReasonBadCipher},
 		{"cipher 9", armor(3, 9, 5, 0, 0), ErrBadCipher, ReasonBadCipher},
-		{"blowfish", armor(3, 2, 5, 0, 0), ErrBlowfish, ReasonBadCipher},
-		{"cast5", armor(3, 3, 5, 0, 0), ErrCAST5, ReasonBadCipher},
+		{"cipher 6", armor(3, 6, 5, 0, 0), ErrBadCipher, ReasonBadCipher},
+		{"cipher 255", armor(3, 255, 5, 0, 0), ErrBadCipher, ReasonBadCipher},
 		{"mac none", armor(3, 4, 0, 0, 0), ErrBadMAC, ReasonBadMAC},
-		{"ripemd160", armor(3, 4, 4, 0, 0), ErrRIPEMD160, ReasonBadMAC},
+		{"mac default", armor(3, 4, 1, 0, 0), ErrBadMAC, ReasonBadMAC},
+		{"mac 7", armor(3, 4, 7, 0, 0), ErrBadMAC, ReasonBadMAC},
 		{"md5 with aes256", armor(3, 5, 2, 0, 0), ErrMACTooShort, ReasonBadMAC},
+		{"sha1 with aes256", armor(3, 5, 3, 0, 0), ErrMACTooShort, ReasonBadMAC},
+		{"ripemd160 with aes256", armor(3, 5, 4, 0, 0), ErrMACTooShort, ReasonBadMAC},
+		{"truncated ripemd160", armor(3, 4, 4, 0, 0), ErrTruncated, ReasonBadCred},
+		{"truncated blowfish iv", armor(3, 2, 5, 0, 0, 1, 2, 3, 4, 5, 6, 7), ErrTruncated, ReasonBadCred},
+		{"blowfish partial block", armor(append([]byte{3, 2, 5, 0, 0}, make([]byte, 8+32+7)...)...), ErrInvalid, ReasonInvalid},
+		{"cast5 no inner", armor(append([]byte{3, 3, 2, 0, 0}, make([]byte, 8+16)...)...), ErrInvalid, ReasonInvalid},
+		{"cast5 bad mac", armor(append([]byte{3, 3, 4, 0, 0}, make([]byte, 8+20+16)...)...), ErrInvalid, ReasonInvalid},
 		{"zip default", armor(3, 4, 5, 1, 0), ErrBadZip, ReasonBadZip},
 		{"truncated realm", armor(3, 4, 5, 0, 9, 1), ErrTruncated, ReasonBadCred},
 		{"truncated iv", armor(3, 4, 5, 0, 0, 1, 2), ErrTruncated, ReasonBadCred},
@@ -599,6 +628,13 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(seal(f, k, CipherNone, MACSHA1, ZipNone, []byte("r"), innerBytes([]byte("p"), 4)))
 	f.Add(seal(f, k, CipherAES256, MACSHA512, ZipNone, nil, innerBytes(nil, 0)))
+	// Real munged credentials with Blowfish, CAST5 and RIPEMD-160, and
+	// compression under each 64-bit-block cipher.
+	for _, g := range goldenLegacy {
+		f.Add([]byte(g.cred))
+	}
+	f.Add(seal(f, k, CipherBlowfish, MACRIPEMD160, ZipNone, []byte("realm"), innerBytes([]byte("p"), 4)))
+	f.Add(seal(f, k, CipherCAST5, MACMD5, ZipNone, nil, innerBytes(nil, 0)))
 	var scratch []byte
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var c Cred
@@ -615,22 +651,37 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// sealAlgs are the cipher and MAC pairs FuzzDecodeInner seals with:
+// munged's default first, then each cipher with a MAC munged accepts
+// for it.
+var sealAlgs = [...][2]uint8{
+	{CipherAES128, MACSHA256}, {CipherNone, MACMD5}, {CipherBlowfish, MACRIPEMD160},
+	{CipherCAST5, MACSHA1}, {CipherAES256, MACSHA512}, {CipherBlowfish, MACMD5},
+	{CipherCAST5, MACRIPEMD160}, {CipherAES128, MACRIPEMD160},
+}
+
 // FuzzDecodeInner seals arbitrary inner layers with the right key, so the
-// MAC passes and the inner parser and decompressors get fuzzed too.
+// MAC passes and the inner parser and decompressors get fuzzed too, under
+// each cipher (alg picks one of sealAlgs).
 func FuzzDecodeInner(f *testing.F) {
 	k := testKey(f)
-	f.Add(innerBytes([]byte("hello"), 4), uint8(ZipNone))
-	f.Add(innerBytes(nil, 0), uint8(ZipZlib))
-	f.Add([]byte{0xca, 0xca, 0xca, 0xca, 0, 0, 0, 9, 0x78, 0x9c}, uint8(ZipZlib))
-	f.Add([]byte{0xca, 0xca, 0xca, 0xca, 0, 0, 0, 9, 'B', 'Z', 'h', '9'}, uint8(ZipBzlib))
+	f.Add(innerBytes([]byte("hello"), 4), uint8(ZipNone), uint8(0))
+	f.Add(innerBytes(nil, 0), uint8(ZipZlib), uint8(0))
+	f.Add([]byte{0xca, 0xca, 0xca, 0xca, 0, 0, 0, 9, 0x78, 0x9c}, uint8(ZipZlib), uint8(0))
+	f.Add([]byte{0xca, 0xca, 0xca, 0xca, 0, 0, 0, 9, 'B', 'Z', 'h', '9'}, uint8(ZipBzlib), uint8(0))
+	f.Add(innerBytes([]byte("blowfish"), 4), uint8(ZipNone), uint8(2))
+	f.Add(innerBytes([]byte("cast5"), 0), uint8(ZipNone), uint8(3))
+	f.Add([]byte{0xca, 0xca, 0xca, 0xca, 0, 0, 0, 9, 0x78, 0x9c}, uint8(ZipZlib), uint8(5))
+	f.Add([]byte{0xca, 0xca, 0xca, 0xca, 0, 0, 0, 9, 'B', 'Z', 'h', '9'}, uint8(ZipBzlib), uint8(6))
 	var scratch []byte
-	f.Fuzz(func(t *testing.T, inner []byte, zip uint8) {
+	f.Fuzz(func(t *testing.T, inner []byte, zip, alg uint8) {
 		zip %= 4
 		if zip == ZipDefault || len(inner) > 1<<16 {
 			return
 		}
+		a := sealAlgs[int(alg)%len(sealAlgs)]
 		var c Cred
-		err := k.Decode(seal(t, k, CipherAES128, MACSHA256, zip, nil, inner), &c, &scratch)
+		err := k.Decode(seal(t, k, a[0], a[1], zip, nil, inner), &c, &scratch)
 		if err == ErrInvalid && zip == ZipNone {
 			t.Fatal("MAC failed on a sealed credential")
 		}
