@@ -33,14 +33,16 @@ done
 	echo "# go test -fuzz, $dur per target, $par worker(s) each, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(go version | cut -d' ' -f3), $(nproc) CPUs"
 	printf '%-52s %-34s %8s %14s %10s  %s\n' package target time execs corpus result
 } | tee "$report"
-failed=0 total_execs=0 start=$(date +%s)
+# Times from /proc/uptime: the wall clock may be stepped meanwhile.
+now() { cut -d. -f1 /proc/uptime; }
+failed=0 total_execs=0 start=$(now)
 for pt in "${targets[@]}"; do
 	read -r pkg t <<<"$pt"
 	log="$logdir/$t.log"
-	t0=$(date +%s)
+	t0=$(now)
 	go test "$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$dur" -parallel "$par" >"$log" 2>&1
 	rc=$?
-	secs=$(($(date +%s) - t0))
+	secs=$(($(now) - t0))
 	# The last progress line: "fuzz: elapsed: 10m0s, execs: N (R/sec), new interesting: I (total: T)"
 	last=$(grep -E '^fuzz: elapsed: .*execs: ' "$log" | tail -n 1)
 	execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
@@ -57,5 +59,5 @@ for pt in "${targets[@]}"; do
 		grep -vE '^fuzz: elapsed' "$log" | tail -n 30 | sed 's/^/    /' | tee -a "$report"
 	fi
 done
-echo "# ${#targets[@]} targets, $total_execs executions in $(($(date +%s) - start))s, $failed failed" | tee -a "$report"
+echo "# ${#targets[@]} targets, $total_execs executions in $(($(now) - start))s, $failed failed" | tee -a "$report"
 [ $failed -eq 0 ]

@@ -33,11 +33,18 @@ func Allocated(fn func()) uint64 {
 }
 
 // AllocBound runs fn, which decodes n bytes of input, and fails t if it
-// allocated more than the bound for n.
+// allocated more than the bound for n. The figure is the whole process's
+// (a fuzz worker's own goroutines allocate too), so a run past the bound
+// is repeated: a decoder allocates the same for the same input every
+// time, the others do not; the least of three runs counts.
 func AllocBound(t testing.TB, what string, n int, fn func()) {
 	t.Helper()
+	bound := uint64(Factor*n + Slack)
 	got := Allocated(fn)
-	if bound := uint64(Factor*n + Slack); got > bound {
+	for i := 0; i < 2 && got > bound; i++ {
+		got = min(got, Allocated(fn))
+	}
+	if got > bound {
 		t.Fatalf("%s: decoding %d bytes allocated %d bytes (bound %d)", what, n, got, bound)
 	}
 }
