@@ -87,10 +87,18 @@ type Server struct {
 type connState struct {
 	opened time.Time
 	done   atomic.Bool // answered (or refused): ignore further input
-	doneAt atomic.Int64
+	doneAt atomic.Int64 // monoNow() when answered
 	lowat  int // SO_RCVLOWAT last set (event-loop goroutine only)
 	wakes  int // OnTraffic calls (event-loop goroutine only; tests)
 }
+
+// monoNow is the monotonic clock in nanoseconds since the process
+// started: when a connection was answered, compared by the sweeper, must
+// not move with steps of the wall clock (a step forward would cut off
+// replies still draining, a step back keep dead connections for as long).
+func monoNow() int64 { return int64(time.Since(monoBase)) }
+
+var monoBase = time.Now()
 
 type job struct {
 	c     gnet.Conn
@@ -290,7 +298,7 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	s.mu.Lock()
 	for c, st := range s.conns {
 		if st.done.Load() {
-			switch since := now.Sub(time.Unix(0, st.doneAt.Load())); {
+			switch since := time.Duration(monoNow() - st.doneAt.Load()); {
 			case since > s.cfg.DoneTimeout:
 				victims = append(victims, c)
 			case since > time.Second:
@@ -383,7 +391,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		if rep.Drop {
 			_, _ = c.Discard(n + 4)
 			st.done.Store(true)
-			st.doneAt.Store(time.Now().UnixNano())
+			st.doneAt.Store(monoNow())
 			return gnet.Close
 		}
 		var out []byte
@@ -409,7 +417,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	req.Body = append([]byte(nil), f.Body...)
 	_, _ = c.Discard(n + 4)
 	st.done.Store(true)
-	st.doneAt.Store(time.Now().UnixNano())
+	st.doneAt.Store(monoNow())
 	select {
 	case s.work <- &job{c: c, req: req, start: start}:
 	default:
@@ -429,7 +437,7 @@ func (s *Server) worker() {
 		_ = j.c.AsyncWrite(out, func(c gnet.Conn, err error) error {
 			s.stats.Record(req.MsgType, req.UID, time.Since(start))
 			if st, _ := c.Context().(*connState); st != nil {
-				st.doneAt.Store(time.Now().UnixNano())
+				st.doneAt.Store(monoNow())
 			}
 			if c.OutboundBuffered() == 0 {
 				_ = c.Close()
@@ -444,7 +452,7 @@ func (s *Server) worker() {
 // buffered and the connection is closed by the client or the sweeper.
 func (s *Server) finish(c gnet.Conn, st *connState, out []byte) gnet.Action {
 	st.done.Store(true)
-	st.doneAt.Store(time.Now().UnixNano())
+	st.doneAt.Store(monoNow())
 	if len(out) > bigReply && !s.noSndbuf.Load() {
 		// Let the kernel take a large reply (a squeue of thousands of
 		// jobs) in one write: what it cannot take, gnet would copy into
@@ -488,7 +496,7 @@ const bigReply = 256 << 10
 // take is handed to gnet's buffer.
 func (s *Server) finishPieces(c gnet.Conn, st *connState, head []byte, more []*memfile.Bytes) gnet.Action {
 	st.done.Store(true)
-	st.doneAt.Store(time.Now().UnixNano())
+	st.doneAt.Store(monoNow())
 	total, files := len(head), 0
 	for _, p := range more {
 		total += p.Len()
@@ -552,7 +560,7 @@ func (s *Server) refuse(c gnet.Conn, st *connState, f *codec.Frame, err error) g
 	// version we do not speak could not read a reply anyway.
 	s.logf("refused %s from %s (version %#x): %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), f.Version, err)
 	st.done.Store(true)
-	st.doneAt.Store(time.Now().UnixNano())
+	st.doneAt.Store(monoNow())
 	return gnet.Close
 }
 
@@ -568,7 +576,7 @@ func (s *Server) refuseAuth(c gnet.Conn, st *connState, f *codec.Frame, err erro
 	}
 	s.logf("refused %s from %s (version %s): authentication: %v", codec.MsgTypeName(f.MsgType), c.RemoteAddr(), codec.VersionName(f.Version), err)
 	st.done.Store(true)
-	st.doneAt.Store(time.Now().UnixNano())
+	st.doneAt.Store(monoNow())
 	if codec.CodeOf(err) == codec.ESLURM_PROTOCOL_INCOMPLETE_PACKET || f.Version < codec.V24_11 {
 		return gnet.Close
 	}
