@@ -25,12 +25,16 @@ var (
 	prefixScrpt = []byte("script/")
 )
 
+// ErrIDsExhausted is Submit's answer once the 32-bit job id space is used up.
+var ErrIDsExhausted = errors.New("job id space exhausted")
+
 // FirstJobID is where a fresh store starts counting, as slurmctld does.
 const FirstJobID = 1
 
 // Store is the durable job store.
 type Store struct {
 	db     *badger.DB
+	room   *room         // whether the file system can take a write (room.go)
 	mu     sync.Mutex    // serializes ID allocation and writes
 	reads  atomic.Uint64 // job records read back (JobReader.Read)
 	nextID uint32
@@ -54,6 +58,12 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("state dir %s is not writable: %w", dir, err)
 	}
 	os.Remove(probe)
+	rm := newRoom(dir)
+	if err := rm.checkFlush(); err != nil {
+		// Opening writes the log of the last run out as tables: without
+		// the room for it Badger would die of SIGBUS (room.go).
+		return nil, fmt.Errorf("not enough room to open the store (opening writes the log of the last run out as tables): %w", err)
+	}
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true). // a job acknowledged to a client survives a crash
 		WithLogger(nil).
@@ -70,7 +80,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
-	s := &Store{db: db, nextID: FirstJobID}
+	s := &Store{db: db, room: rm, nextID: FirstJobID}
 	s.rdone.L = &s.rmu
 	err = db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyNextID)
@@ -107,6 +117,13 @@ func (s *Store) Close() error {
 		s.rdone.Wait()
 	}
 	s.rmu.Unlock()
+	if err := s.room.checkFlush(); err != nil {
+		// Closing writes the log out as tables, which this file system
+		// cannot take (Badger would die of SIGBUS). Every change is in
+		// the log already (synchronous writes) and the next start
+		// replays it: the database is left to the process's exit.
+		return fmt.Errorf("state store left open: %w; the next start replays its log", err)
+	}
 	return s.db.Close()
 }
 
@@ -152,30 +169,33 @@ func (s *Store) Submit(count uint32, sc *Script, build func(firstID uint32) ([]*
 	defer s.mu.Unlock()
 	first := s.nextID
 	if uint64(first)+uint64(count) >= 0xFFFFFFF0 {
-		return nil, fmt.Errorf("job id space exhausted")
+		return nil, ErrIDsExhausted
 	}
 	jobs, err := build(first)
 	if err != nil {
 		return nil, err
 	}
+	var script []byte
+	if sc != nil {
+		if script, err = json.Marshal(sc); err != nil {
+			return nil, err
+		}
+	}
+	recs, size := encodeJobs(jobs)
 	next := first + count
-	err = s.db.Update(func(txn *badger.Txn) error {
+	err = s.commit(size+int64(len(script)), func(txn *badger.Txn) error {
 		var nb [4]byte
 		binary.BigEndian.PutUint32(nb[:], next)
 		if err := txn.Set(keyNextID, nb[:]); err != nil {
 			return err
 		}
-		for _, j := range jobs {
-			if err := txn.Set(jobKey(j.ID), appendJobRecord(nil, j)); err != nil {
+		for i, j := range jobs {
+			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
 				return err
 			}
 		}
 		if sc != nil {
-			v, err := json.Marshal(sc)
-			if err != nil {
-				return err
-			}
-			if err := txn.Set(scriptKey(first), v); err != nil {
+			if err := txn.Set(scriptKey(first), script); err != nil {
 				return err
 			}
 		}
@@ -192,14 +212,42 @@ func (s *Store) Submit(count uint32, sc *Script, build func(firstID uint32) ([]*
 func (s *Store) Put(jobs ...*Job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.db.Update(func(txn *badger.Txn) error {
-		for _, j := range jobs {
-			if err := txn.Set(jobKey(j.ID), appendJobRecord(nil, j)); err != nil {
+	recs, size := encodeJobs(jobs)
+	return s.commit(size, func(txn *badger.Txn) error {
+		for i, j := range jobs {
+			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// commit writes what fill sets in one transaction (s.mu held), size
+// bytes about, once the file system can take them (room.go): otherwise
+// nothing is written.
+func (s *Store) commit(size int64, fill func(txn *badger.Txn) error) error {
+	if err := s.room.check(size); err != nil {
+		return err
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	if err := fill(txn); err != nil {
+		return err
+	}
+	return txn.Commit()
+}
+
+// encodeJobs encodes the records to write, and what they add to Badger's
+// log (the records, their keys, the log's framing).
+func encodeJobs(jobs []*Job) ([][]byte, int64) {
+	recs := make([][]byte, len(jobs))
+	n := int64(0)
+	for i, j := range jobs {
+		recs[i] = appendJobRecord(nil, j)
+		n += int64(len(recs[i])) + 64
+	}
+	return recs, n
 }
 
 // JobReader reads job records in one read transaction: how callers that

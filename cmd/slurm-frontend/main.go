@@ -155,7 +155,13 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() {
+		// A store that cannot be closed safely (its file system full or
+		// read-only) says so; its log is replayed at the next start.
+		if err := store.Close(); err != nil {
+			logger.Printf("%v", err)
+		}
+	}()
 	engine := local.New(s.cfg, local.WithSpoolDir(filepath.Join(s.stateDir, "spool")), local.WithLogger(logger))
 	var exec translate.Executor
 	if engine.Err() == nil {

@@ -58,7 +58,13 @@ func (c *Controller) kill(req *Request) Reply {
 	for _, e := range targets {
 		out, err := c.killLocked(b, e, tasks)
 		if err != nil {
+			// Those of the batch already marked cancelled are ended
+			// all the same.
+			if b.changed {
+				c.rebuild(b.now)
+			}
 			c.mu.Unlock()
+			c.endKilled(b)
 			return rcReply(codec.ESLURM_INTERNAL)
 		}
 		switch out {
@@ -189,8 +195,15 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 	j.EndTime = b.now
 	if err := c.opt.Store.Put(&j); err == nil {
 		c.replace(e, &j)
-		b.changed = true
+	} else {
+		// The session is ended all the same (the user was told so):
+		// the record is kept in memory and written once the store
+		// takes it, as a job's end from the engine is (applyEvent).
+		c.storeTrouble("job %d: cancelled, %v; its new state is kept in memory and written once the store takes it", j.ID, err)
+		c.swap(e, &j, false)
+		go c.persistLater(j.ID)
 	}
+	b.changed = true
 	b.toKill = append(b.toKill, &j)
 	return killEnding, nil
 }

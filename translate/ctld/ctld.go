@@ -70,6 +70,7 @@ type Controller struct {
 	kick     chan struct{}
 	hosts    sync.Map // netip.Addr -> host name (reverse lookups)
 	private  uint16   // PrivateData bits (access.go)
+	troubles storeTroubles
 }
 
 type counters struct {

@@ -2,8 +2,12 @@ package ctld
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -28,7 +32,11 @@ func (c *Controller) Start(ctx context.Context) {
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
+		clock := newClockWatch()
 		for {
+			if step := clock.stepped(); step != 0 {
+				c.clockStepped(step)
+			}
 			c.dispatch(ctx)
 			select {
 			case <-ctx.Done():
@@ -38,6 +46,77 @@ func (c *Controller) Start(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// clockWatch notices steps of the host's wall clock (an administrator's
+// date -s, an NTP step, a VM resumed): the wall clock's advance against
+// the monotonic clock's between two looks.
+type clockWatch struct {
+	base  time.Time     // with its monotonic reading
+	drift time.Duration // wall minus monotonic since base, at the last look
+}
+
+// clockStepMin is the least change of drift taken for a step (NTP slews
+// by at most 0.5 ms per second; the dispatcher looks every second).
+const clockStepMin = 2 * time.Second
+
+func newClockWatch() *clockWatch { return &clockWatch{base: time.Now()} }
+
+// stepped returns how far the wall clock stepped since the last look (0
+// if it did not).
+func (w *clockWatch) stepped() time.Duration {
+	now := time.Now()
+	drift := now.Round(0).Sub(w.base.Round(0)) - now.Sub(w.base)
+	step := drift - w.drift
+	if step > -clockStepMin && step < clockStepMin {
+		return 0
+	}
+	w.drift = drift
+	return step
+}
+
+// clockStepped re-expresses the times of running jobs on the stepped
+// clock: their start (and the expected end slurmctld shows, start plus
+// the limit) move with it, so that squeue's TIME and TIME_LEFT, which
+// the clients compute from them on their own clock, stay the elapsed and
+// remaining times the engine enforces the limit on (it counts elapsed
+// time, not the wall clock's). slurmctld keeps them as recorded: an hour
+// ahead, its running jobs show an hour more TIME and an INVALID
+// TIME_LEFT; stepped back, the jobs started meanwhile show an INVALID
+// (negative) TIME. A start recorded before a step is also the true start
+// re-expressed on the corrected clock. Other times (submit, begin,
+// deadline, finished jobs') stay as recorded, as in slurmctld: a
+// --begin or --deadline is a time of day.
+func (c *Controller) clockStepped(step time.Duration) {
+	secs := int64(step.Round(time.Second) / time.Second)
+	if secs == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.jobs {
+		if e.hot == nil || !codec.JobIsRunning(e.hot.State) {
+			continue
+		}
+		nj := *e.hot
+		if nj.StartTime > 0 {
+			nj.StartTime += secs
+		}
+		if nj.EndTime > 0 {
+			nj.EndTime += secs
+		}
+		stored := true
+		if err := c.opt.Store.Put(&nj); err != nil {
+			stored = false
+			c.storeTrouble("job %d: %v; its new state is kept in memory and written once the store takes it", nj.ID, err)
+			go c.persistLater(nj.ID)
+		}
+		c.swap(e, &nj, stored)
+		n++
+	}
+	c.logf("the host's clock stepped by %v: the start and expected end times of %d running jobs moved with it (their elapsed times stay true)", step.Round(time.Millisecond), n)
+	c.rebuild(time.Now().Unix())
 }
 
 // wake asks the dispatcher for a pass.
@@ -66,14 +145,20 @@ func (c *Controller) reconcile(ctx context.Context) {
 		byJob[s.JobID] = s // the engine lists sessions oldest first
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	now := time.Now().Unix()
+	var stop []string // sessions of jobs cancelled before the engine heard of it
 	for _, e := range c.jobs {
 		if e.hot == nil { // cold: no session, or finished
 			continue
 		}
 		j := e.hot
-		if j.SessionID == "" || codec.JobIsFinished(j.State) {
+		if j.SessionID == "" {
+			continue
+		}
+		if codec.JobIsFinished(j.State) {
+			if j.State&codec.JOB_COMPLETING != 0 {
+				stop = c.reconcileEnding(e, byJob, known, stop)
+			}
 			continue
 		}
 		if j.SessionID == sessionCreating {
@@ -98,6 +183,48 @@ func (c *Controller) reconcile(ctx context.Context) {
 		}
 	}
 	c.rebuild(now)
+	c.mu.Unlock()
+	if len(stop) > 0 {
+		c.logf("reconcile: ending %d sessions of jobs cancelled before the restart", len(stop))
+	}
+	c.destroySessions(stop, false)
+}
+
+// reconcileEnding settles, after a restart, a job recorded as cancelled
+// (and completing) whose session the cancel may not have reached: the
+// server died between recording the cancel and telling the engine, or
+// the cancel came while the session was being created. A session the
+// engine has is ended again (a no-op if it already ended; its end
+// finishes the job); without one the job is finished now. c.mu held.
+func (c *Controller) reconcileEnding(e *jobEntry, byJob map[uint32]translate.SessionInfo, known map[translate.SessionID]translate.SessionInfo, stop []string) []string {
+	j := e.hot
+	sid := translate.SessionID(j.SessionID)
+	if j.SessionID == sessionCreating {
+		sid = ""
+		if s, ok := byJob[j.ID]; ok {
+			sid = s.ID
+		}
+	}
+	if s, ok := known[sid]; ok && sid != "" {
+		if j.SessionID != string(sid) {
+			nj := *j
+			nj.SessionID = string(sid)
+			stored := c.opt.Store.Put(&nj) == nil
+			c.swap(e, &nj, stored)
+		}
+		if !s.Status.Terminal() {
+			return append(stop, string(sid))
+		}
+		return stop // its replayed end finishes the job
+	}
+	nj := *j
+	nj.State &^= codec.JOB_COMPLETING
+	if j.SessionID == sessionCreating {
+		nj.SessionID = ""
+	}
+	stored := c.opt.Store.Put(&nj) == nil
+	c.swap(e, &nj, stored)
+	return stop
 }
 
 // eligible reports whether a pending job may be handed to the engine now,
@@ -295,7 +422,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	target.SessionID = sessionCreating
 	if err := c.opt.Store.Put(target); err != nil {
 		c.mu.Unlock()
-		c.logf("job %d: %v", target.ID, err)
+		c.storeTrouble("job %d: not handed to the engine, it stays pending: %v", target.ID, err)
 		return
 	}
 	if ce := c.entry(target.ID); ce != nil {
@@ -313,9 +440,44 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	defer c.mu.Unlock()
 	now := time.Now().Unix()
 	if cur := c.entry(target.ID); cur != nil && cur.job().SessionID != sessionCreating {
-		// Changed meanwhile (cancelled, held): take the session back.
+		// Changed meanwhile (held, requeued): take the session back.
 		if err == nil {
 			go c.opt.Exec.DestroySession(context.Background(), id, true)
+		}
+		return
+	} else if cur != nil && !codec.JobIsPending(cur.job().State) {
+		// Cancelled while its session was being created: the cancel
+		// could not reach the engine (there was no session to end yet),
+		// so it is delivered now, and the job, recorded as cancelled
+		// and completing, follows the session to its end. Writing the
+		// pending record over it would lose the acknowledged cancel.
+		cj := *cur.job()
+		if err == nil {
+			cj.SessionID = string(id)
+		} else {
+			cj.SessionID, cj.State = "", cj.State&^codec.JOB_COMPLETING
+		}
+		if perr := c.opt.Store.Put(&cj); perr != nil {
+			c.logf("job %d: %v", cj.ID, perr)
+			c.swap(cur, &cj, false)
+		} else {
+			c.replace(cur, &cj)
+		}
+		c.rebuild(now)
+		if err == nil {
+			go c.opt.Exec.DestroySession(context.Background(), id, false)
+		}
+		return
+	}
+	if err != nil && transientEngineError(err) {
+		// The engine could not record the session (its spool is full
+		// or read-only): nothing was started, so the job waits and is
+		// handed over again once the engine can take it, as slurmctld
+		// requeues a batch job its node could not launch.
+		c.storeTrouble("job %d: the engine cannot take it now, it stays pending: %v", target.ID, err)
+		target.SessionID = ""
+		if cur := c.entry(target.ID); cur != nil {
+			c.swap(cur, target, c.opt.Store.Put(target) == nil)
 		}
 		return
 	}
@@ -555,9 +717,15 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 			c.counters.failed.Add(1)
 		}
 	}
+	stored := true
 	if err := c.opt.Store.Put(&j); err != nil {
-		c.logf("job %d: %v", j.ID, err)
-		return
+		// The engine reported it and will not again: dropping it would
+		// leave the job RUNNING (or COMPLETING) in every listing until
+		// a restart. The new state is shown at once, and written once
+		// the store takes it (full or read-only file system).
+		stored = false
+		c.storeTrouble("job %d: %v; its new state is kept in memory and written once the store takes it", j.ID, err)
+		go c.persistLater(j.ID)
 	}
 	if codec.JobIsFinished(j.State) {
 		if j.State&codec.JOB_STATE_BASE == codec.JOB_COMPLETE {
@@ -566,9 +734,65 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 			c.notify(&j, mailFail|mailEnd)
 		}
 	}
-	c.replace(e, &j)
+	c.swap(e, &j, stored)
 	c.rebuild(now)
 	c.wake() // dependencies and array throttles may now let others go
+}
+
+// persistLater writes job id's record, kept in memory when the store
+// refused it (applyEvent), once the store takes it, retrying with a
+// growing delay; a job gone meanwhile, or kept in the store only (cold:
+// written since), needs nothing.
+func (c *Controller) persistLater(id uint32) {
+	for delay := time.Second; ; delay = min(2*delay, 30*time.Second) {
+		time.Sleep(delay)
+		c.mu.Lock()
+		e := c.entry(id)
+		if e == nil || e.hot == nil {
+			c.mu.Unlock()
+			return
+		}
+		if err := c.opt.Store.Put(e.hot); err == nil {
+			c.replace(e, e.hot) // may now be kept cold
+			c.rebuild(time.Now().Unix())
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+	}
+}
+
+// transientEngineError reports an engine error that says nothing about
+// the job: the engine's own storage could not take the session now.
+func transientEngineError(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EIO)
+}
+
+// storeTroubles rate-limits the log of writes refused by a full or
+// read-only store (every pending job retried every second would
+// otherwise log every second): one line per 30 s, counting the others.
+type storeTroubles struct {
+	sync.Mutex
+	last    time.Time
+	skipped int
+}
+
+func (c *Controller) storeTrouble(format string, args ...any) {
+	st := &c.troubles
+	st.Lock()
+	if !st.last.IsZero() && time.Since(st.last) < 30*time.Second {
+		st.skipped++
+		st.Unlock()
+		return
+	}
+	skipped := st.skipped
+	st.last, st.skipped = time.Now(), 0
+	st.Unlock()
+	msg := fmt.Sprintf(format, args...)
+	if skipped > 0 {
+		msg += fmt.Sprintf(" (and %d more such refusals in the last 30 s)", skipped)
+	}
+	c.logf("%s", msg)
 }
 
 func compressNodes(nodes []string) string {

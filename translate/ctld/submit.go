@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"os/user"
@@ -44,7 +45,7 @@ func (c *Controller) submit(req *Request) Reply {
 	if err != nil {
 		c.mu.Unlock()
 		c.logf("submit: %v", err)
-		return rcReply(codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
+		return rcReply(storeWriteCode(err))
 	}
 	e := newEntry(jobs[0], c.opt.Store, true)
 	c.jobs = append(c.jobs, e)
@@ -60,6 +61,25 @@ func (c *Controller) submit(req *Request) Reply {
 	w := codec.Writer{}
 	resp.Encode(&w, req.Version)
 	return Reply{MsgType: codec.RESPONSE_SUBMIT_BATCH_JOB, Body: w.B}
+}
+
+// eslurmWritingToFile is ESLURM_WRITING_TO_FILE (slurm_errno.h): what
+// slurmctld answers a submission it cannot write to its
+// StateSaveLocation (file system full or read-only). sbatch prints
+// "sbatch: error: Batch job submission failed: I/O error writing
+// script/environment to file", and nothing was kept: submitting again
+// once there is room works.
+const eslurmWritingToFile = 2019
+
+// storeWriteCode is the Slurm error for a submission the store could not
+// take: the id space used up is slurmctld's "Unable to create job
+// record"; anything else is a write that failed (state.FSError: full,
+// read-only; or an I/O error).
+func storeWriteCode(err error) uint32 {
+	if errors.Is(err, state.ErrIDsExhausted) {
+		return codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY
+	}
+	return eslurmWritingToFile
 }
 
 // translateJobDesc turns a job description into a job record, refusing

@@ -110,6 +110,7 @@ type session struct {
 	shimStart  uint64
 	batchPID   int
 	destroying bool
+	direct     bool // ended by endDirectly: the shim never saw the cancel
 	final      *statusRecord
 }
 
@@ -459,10 +460,25 @@ func (x *executor) onShimExit(s *session) {
 			return
 		}
 		st = x.lostStatus(s)
+		go removeCgroups(s.dir)
 		x.finishLocked(s, st, true)
 		return
 	}
+	if s.direct && st.Status == translate.SessionTerminated {
+		st.Reason = "user-requested" // the shim saw its script killed, not why
+	}
 	x.finishLocked(s, st, false)
+}
+
+// removeCgroups deletes the cgroups of a session whose shim died without
+// cleaning up (killed, or the host's OOM killer): the kernel ends the
+// processes with their PID namespace, but the job's empty cgroup
+// directories would stay for good, one set per such job.
+func removeCgroups(dir string) {
+	var lr launchRecord
+	if readJSON(filepath.Join(dir, fLaunch), &lr) == nil && lr.Cgroup != nil {
+		lr.Cgroup.remove()
+	}
 }
 
 // lostStatus is the end of a session whose shim died without writing a
@@ -474,6 +490,11 @@ func (x *executor) lostStatus(s *session) *statusRecord {
 	switch {
 	case exists(filepath.Join(s.dir, fDestroy)) && !exists(filepath.Join(s.dir, fRunning)):
 		return &statusRecord{Status: translate.SessionCancelled, Reason: "user-requested", Ended: now}
+	case s.destroying:
+		// Ended while being destroyed, without recording it (the spool
+		// took no file: endDirectly): the cancel ended it.
+		return &statusRecord{Status: translate.SessionCancelled, Reason: "user-requested",
+			Message: "ended by a cancel the spool could not record", Ended: now}
 	case !exists(filepath.Join(s.dir, fClaim)):
 		return &statusRecord{Status: translate.SessionError, Reason: "failed-to-start",
 			Message: "shim exited before starting the job; see " + filepath.Join(s.dir, fShimLog), Ended: now}
@@ -569,6 +590,7 @@ func (x *executor) recover() error {
 					s.status, s.final = st.Status, st
 				} else {
 					st := x.lostStatus(s)
+					go removeCgroups(dir)
 					_ = writeJSON(filepath.Join(dir, fStatus), st)
 					x.pl.release(s.alloc)
 					s.alloc = nil
@@ -681,7 +703,17 @@ func (x *executor) destroy(id translate.SessionID, forced bool) error {
 		mode = "forced"
 	}
 	if err := writeFileAtomic(filepath.Join(s.dir, fDestroy), []byte(mode+"\n"), 0o600, true); err != nil {
-		return fmt.Errorf("embedded engine spool: %w", err)
+		if !spoolUnwritable(err) {
+			return fmt.Errorf("embedded engine spool: %w", err)
+		}
+		// The spool takes no file (read-only, full), so the shim, which
+		// reads the request there, would never see it. The job is ended
+		// from here instead, as the shim would end it (SIGCONT and
+		// SIGTERM to its processes, SIGKILL after KillWait; at once if
+		// forced); the shim then ends with the script, and the session
+		// is reported cancelled (lostStatus: it was being destroyed).
+		x.log.Printf("embedded engine: session %s (job %d): cannot record the cancel (%v): signalling the job's processes directly", s.id, s.spec.JobID, err)
+		x.endDirectly(s, forced)
 	}
 	first := !s.destroying
 	s.destroying = true
@@ -692,6 +724,44 @@ func (x *executor) destroy(id translate.SessionID, forced bool) error {
 		x.emit(s, translate.SessionTerminating, &statusRecord{Reason: "user-requested"})
 	}
 	return nil
+}
+
+// spoolUnwritable reports an error of a spool that takes no file now.
+func spoolUnwritable(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// endDirectly ends a placed session's processes without the shim's help
+// (x.mu held): what the shim does on a destroy request it cannot be
+// given. A session without a shim yet has nothing to end (startShim
+// sees s.destroying); one whose script may not have started loses its
+// shim, whose PID namespace goes with it, since the shim would start the
+// script not knowing of the cancel.
+func (x *executor) endDirectly(s *session, forced bool) {
+	pid, start := s.shimPID, s.shimStart
+	if pid == 0 || !alive(pid, start) {
+		return
+	}
+	s.direct = true
+	if s.status != translate.SessionRunning {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return
+	}
+	if forced {
+		_, _ = signalNamespace(pid, syscall.SIGKILL, 0)
+		return
+	}
+	_, _ = signalNamespace(pid, syscall.SIGCONT, 0)
+	_, _ = signalNamespace(pid, syscall.SIGTERM, 0)
+	wait := s.spec.KillWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	time.AfterFunc(wait, func() {
+		if alive(pid, start) {
+			_, _ = signalNamespace(pid, syscall.SIGKILL, 0)
+		}
+	})
 }
 
 func (x *executor) signal(id translate.SessionID, sig int, batchOnly bool) error {
