@@ -40,7 +40,7 @@ for pt in "${targets[@]}"; do
 	read -r pkg t <<<"$pt"
 	log="$logdir/$t.log"
 	t0=$(now)
-	go test "$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$dur" -parallel "$par" >"$log" 2>&1
+	go test "$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$dur" -parallel "$par" -timeout 0 >"$log" 2>&1
 	rc=$?
 	secs=$(($(now) - t0))
 	# The last progress line: "fuzz: elapsed: 10m0s, execs: N (R/sec), new interesting: I (total: T)"
