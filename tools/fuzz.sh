@@ -48,6 +48,12 @@ for pt in "${targets[@]}"; do
 	execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
 	corpus=$(sed -nE 's/.*\(total: ([0-9]+)\).*/\1/p' <<<"$last")
 	result=ok
+	if [ $rc -ne 0 ] && ! grep -q 'Failing input written' "$log" && grep -q '^    context deadline exceeded$' "$log"; then
+		# go1.26's fuzz coordinator can report its own -fuzztime deadline
+		# as a failure when a worker is mid-input at that moment
+		# (go.dev/issue/75804, fixed in go1.27): no input failed.
+		rc=0 result="ok (go.dev/issue/75804 at the deadline, no crasher)"
+	fi
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))
 		crasher=$(grep -oE 'testdata/fuzz/[A-Za-z0-9_]+/[0-9a-f]+' "$log" | head -n 1)
