@@ -63,14 +63,6 @@ func (c *Controller) submit(req *Request) Reply {
 	return Reply{MsgType: codec.RESPONSE_SUBMIT_BATCH_JOB, Body: w.B}
 }
 
-// eslurmWritingToFile is ESLURM_WRITING_TO_FILE (slurm_errno.h): what
-// slurmctld answers a submission it cannot write to its
-// StateSaveLocation (file system full or read-only). sbatch prints
-// "sbatch: error: Batch job submission failed: I/O error writing
-// script/environment to file", and nothing was kept: submitting again
-// once there is room works.
-const eslurmWritingToFile = 2019
-
 // storeWriteCode is the Slurm error for a submission the store could not
 // take: the id space used up is slurmctld's "Unable to create job
 // record"; anything else is a write that failed (state.FSError: full,
@@ -79,7 +71,10 @@ func storeWriteCode(err error) uint32 {
 	if errors.Is(err, state.ErrIDsExhausted) {
 		return codec.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY
 	}
-	return eslurmWritingToFile
+	// slurmctld's answer to a submission it cannot write to its
+	// StateSaveLocation; sbatch: "Batch job submission failed: I/O error
+	// writing script/environment to file". Nothing was kept.
+	return codec.ESLURM_WRITING_TO_FILE
 }
 
 // translateJobDesc turns a job description into a job record, refusing
