@@ -41,6 +41,7 @@ const (
 	ESLURM_DEPENDENCY                    = 2038
 	ESLURM_INVALID_TASK_MEMORY           = 2044
 	ESLURM_INVALID_ACCOUNT               = 2045
+	ESLURM_ACCOUNTING_POLICY             = 2050
 	ESLURM_INVALID_LICENSES              = 2048
 	ESLURM_RESERVATION_INVALID           = 2053
 	ESLURM_INVALID_FEATURE               = 2029
@@ -63,6 +64,7 @@ const (
 	ESLURM_AUTH_CRED_INVALID             = 6000
 	ESLURM_AUTH_EXPIRED                  = 6001
 	ESLURM_AUTH_UNPACK                   = 6007
+	ESLURM_CONTAINER_NOT_CONFIGURED      = 10000
 )
 
 // Error is an error that becomes a Slurm return code on the wire.

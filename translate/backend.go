@@ -9,6 +9,7 @@ package translate
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -165,43 +166,132 @@ type Rlimit struct {
 	Strict bool   // asked for with --propagate: not lowered to the hard limit
 }
 
-// SessionEvent reports a status change of a session.
-type SessionEvent struct {
-	ID       SessionID
-	JobID    uint32
-	Status   SessionStatus
-	Time     time.Time
-	Nodes    []string // agents the session runs on (from SCHEDULED on)
-	ExitCode int      // process exit code when TERMINATED
-	Signal   int      // terminating signal, 0 if none
-	// Reason is Backend.AI's status_info: "task-finished", "user-requested",
-	// "task-timeout", "oom-killed", "failed-to-start", ...
-	Reason string
+// EndReason is why a session is where it is, in Backend.AI's status_info
+// words (the embedded engine uses the same), so that the controller maps
+// one vocabulary to Slurm's states and reasons.
+type EndReason string
+
+const (
+	ReasonNone            EndReason = ""
+	ReasonTaskFinished    EndReason = "task-finished"           // the batch command exited (its code says how)
+	ReasonTaskFailed      EndReason = "task-failed"             // Backend.AI: the batch command failed (code unknown)
+	ReasonTaskTimeout     EndReason = "task-timeout"            // batch_timeout / the time limit
+	ReasonUserRequested   EndReason = "user-requested"          // destroyed (scancel)
+	ReasonForceTerminated EndReason = "force-terminated"        // destroyed with force
+	ReasonOOMKilled       EndReason = "oom-killed"              // the kernel's OOM killer ended it
+	ReasonFailedToStart   EndReason = "failed-to-start"         // never got going (output file, image, ...)
+	ReasonAgentLost       EndReason = "agent-termination"       // its node (agent) went away with it
+	ReasonPreempted       EndReason = "PREEMPTED_BY_SCHEDULER"  // Backend.AI's scheduler made room for a higher tier
+	ReasonPendingTimeout  EndReason = "PENDING_TIMEOUT_EXCEEDED" // waited longer than the engine allows
+	ReasonLost            EndReason = "session-lost"            // the engine no longer knows it (the controller's word)
+)
+
+// Usage is what a session's processes used, when the engine knows it.
+type Usage struct {
+	UserCPU, SysCPU time.Duration
+	MaxRSSKB        int64
+	OOMKills        int
 }
 
-// SessionInfo is a session as the engine currently knows it (used to
-// reconcile after a restart).
-type SessionInfo struct {
+// SessionEvent reports a status change of a session.
+type SessionEvent struct {
 	ID     SessionID
 	JobID  uint32
 	Status SessionStatus
-	Nodes  []string
+	Time   time.Time
+	Nodes  []string // agents the session runs on (from SCHEDULED on)
+	// ExitCode and Signal end a terminal session (TERMINATED): the
+	// process's exit status, or the signal that ended it. ExitUnknown
+	// says the engine does not know them (Backend.AI 26.8's batch
+	// result is SUCCESS or FAILURE only).
+	ExitCode    int
+	Signal      int
+	ExitUnknown bool
+	Reason      EndReason
+	Usage       *Usage // terminal sessions, when known
 }
 
+// SessionInfo is a session as the engine knows it now: the controller
+// reconciles with it after a restart and periodically, so that a lost
+// event leaves no drift. A terminal session carries its end as an event
+// would.
+type SessionInfo struct {
+	ID          SessionID
+	JobID       uint32
+	Status      SessionStatus
+	Nodes       []string
+	Started     time.Time // when it started running (zero if it did not)
+	Ended       time.Time // terminal sessions
+	ExitCode    int
+	Signal      int
+	ExitUnknown bool
+	Reason      EndReason
+	Usage       *Usage
+}
+
+// Event is the SessionEvent a terminal or running SessionInfo stands for
+// (what reconciliation applies when the event itself was missed).
+func (s *SessionInfo) Event() SessionEvent {
+	ev := SessionEvent{ID: s.ID, JobID: s.JobID, Status: s.Status, Nodes: s.Nodes, ExitCode: s.ExitCode,
+		Signal: s.Signal, ExitUnknown: s.ExitUnknown, Reason: s.Reason, Usage: s.Usage, Time: s.Ended}
+	if !s.Status.Terminal() {
+		ev.Time = s.Started
+	}
+	return ev
+}
+
+// Errors engines return, wrapped with their own words (errors.Is finds
+// them): the controller maps each to the Slurm error a user should see.
+// Engines never see Slurm's codes.
+var (
+	ErrNoSession    = errors.New("no such session")
+	ErrNotRunning   = errors.New("session is not running")
+	ErrUnavailable  = errors.New("engine unavailable for now") // retry later: the engine (or its storage) cannot take the request now
+	ErrNotSupported = errors.New("not supported by this engine")
+	ErrOverLimit    = errors.New("over a limit of the engine") // a quota or resource policy
+	ErrInvalidImage = errors.New("no such image")
+	ErrImpossible   = errors.New("request the engine can never satisfy") // resources no agent has
+	ErrNoAccount    = errors.New("no engine account for this user")
+	ErrForbidden    = errors.New("refused by the engine")
+)
+
 // Executor is the part of Backend that runs sessions. Methods may block;
-// callers never call them from an event loop.
+// callers never call them from an event loop, and always with a deadline.
 type Executor interface {
 	// CreateSession enqueues a session; the engine decides when it
 	// starts and reports progress through Events.
 	CreateSession(ctx context.Context, spec SessionSpec) (SessionID, error)
-	// DestroySession terminates (forced: kills at once) a session.
+	// DestroySession terminates (forced: kills at once) a session. A
+	// session that already ended is not an error.
 	DestroySession(ctx context.Context, id SessionID, forced bool) error
-	// SignalSession delivers sig to the session's processes (all of them,
-	// or the batch script only). Engines that cannot do it honestly
-	// return an error carrying ESLURM_NOT_SUPPORTED.
-	SignalSession(ctx context.Context, id SessionID, sig int, batchOnly bool) error
-	// Sessions lists the sessions the engine knows (after a restart).
+	// Sessions lists the sessions the engine knows, with their current
+	// status (terminal ones with their end) for reconciliation.
 	Sessions(ctx context.Context) ([]SessionInfo, error)
-	// Events delivers status changes, in order per session.
+	// Events delivers status changes, in order per session. Events may
+	// be lost (a reconnect); Sessions is the truth.
 	Events() <-chan SessionEvent
 }
+
+// Optional capabilities of an Executor. The controller asks for each with
+// a type assertion and refuses, with the Slurm error that says so, what
+// the engine underneath cannot do.
+type (
+	// Signaller delivers sig to a running session's processes (all of
+	// them, or the batch script only).
+	Signaller interface {
+		SignalSession(ctx context.Context, id SessionID, sig int, batchOnly bool) error
+	}
+	// TimeLimiter changes the time limit of a session, pending or
+	// running (counted from its start), and enforces the new one.
+	TimeLimiter interface {
+		UpdateTimeLimit(ctx context.Context, id SessionID, limit time.Duration) error
+	}
+	// Prioritizer changes the priority of a pending session in place.
+	Prioritizer interface {
+		UpdatePriority(ctx context.Context, id SessionID, prio int64) error
+	}
+	// Purger forgets an ended session once its end is recorded elsewhere.
+	Purger interface {
+		Purge(ctx context.Context, id SessionID) error
+	}
+)

@@ -1160,6 +1160,16 @@ for i in $(seq 3000); do sleep 0.2; done
 `)
 	start := time.Now()
 	id := s.sbatch(t, "--time=0:05", "-o", "tl-%j.out", "tl.sh")
+	// A running job whose limit is lowered (scontrol update TimeLimit=)
+	// ends at the new limit, counted from its start.
+	lowered := s.sbatch(t, "--time=10", "-o", "tl-%j.out", "tl.sh")
+	s.mustReach(t, lowered, "RUNNING", "", 30*time.Second)
+	if out, errs, code := s.r.run(s.rel, "scontrol", "update", "jobid="+lowered, "TimeLimit=1"); code != 0 || out != "" || errs != "" {
+		t.Errorf("%s: scontrol update jobid=%s TimeLimit=1 on the running job: exit %d, %q %q", s.name, lowered, code, out, errs)
+	}
+	if kv := s.showJob(t, lowered); kv["TimeLimit"] != "00:01:00" {
+		t.Errorf("%s: after scontrol update TimeLimit=1, job %s shows TimeLimit=%s", s.name, lowered, kv["TimeLimit"])
+	}
 
 	t.Run("rounding "+s.rel, func(t *testing.T) {
 		if kv := s.showJob(t, id); kv["TimeLimit"] != "00:01:00" {
@@ -1203,6 +1213,14 @@ for i in $(seq 3000); do sleep 0.2; done
 		out2 := s.r.mustRun(s.rel, "squeue", "-h", "-t", "all", "-j", id, "-o", "%t %r")
 		if out2 != "TO TimeLimit\n" {
 			t.Errorf("%s: squeue -t all -o '%%t %%r' -j %s: %q, want \"TO TimeLimit\\n\"", s.name, id, out2)
+		}
+		// The lowered one: its new 1-minute limit was enforced.
+		st, reason, _ = s.waitState(t, lowered, 150*time.Second, func(st, _ string) bool { return !activeStates[st] })
+		if took := time.Since(start); st != "TIMEOUT" || reason != "TimeLimit" || took < 60*time.Second {
+			t.Errorf("%s: job %s, TimeLimit lowered to 1 while running: %s (%s) after %v, want TIMEOUT (TimeLimit) after its first minute", s.name, lowered, st, reason, took.Round(time.Second))
+		}
+		if rt := s.showJob(t, lowered)["RunTime"]; rt < "00:01:00" || rt > "00:01:35" {
+			t.Errorf("%s: scontrol show job %s: RunTime=%s, want 00:01:00 (or a little more)", s.name, lowered, rt)
 		}
 	}
 }

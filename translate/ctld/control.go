@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -211,32 +210,28 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 // endKilled has the engine end the sessions of the batch's cancelled
 // jobs (c.mu not held).
 func (c *Controller) endKilled(b *killBatch) {
-	ctx := context.Background()
-	for _, j := range b.toKill {
-		if c.opt.Exec == nil || j.SessionID == sessionCreating {
-			continue
-		}
-		// As slurmd: SIGTERM, then SIGKILL after KillWait. The engine
-		// writes slurmstepd's "CANCELLED AT" line into the job's error
-		// output itself, through the file it opened as the job's user
-		// when the job started: the controller never opens a path a
-		// user chose (it runs as root, and the path may be a link the
-		// user planted since).
-		if err := c.opt.Exec.DestroySession(ctx, translate.SessionID(j.SessionID), false); err != nil {
-			c.logf("job %d: destroy session: %v", j.ID, err)
-		}
-	}
+	// As slurmd: SIGTERM, then SIGKILL after KillWait. The engine
+	// writes slurmstepd's "CANCELLED AT" line into the job's error
+	// output itself, through the file it opened as the job's user
+	// when the job started: the controller never opens a path a
+	// user chose (it runs as root, and the path may be a link the
+	// user planted since). Many jobs (scancel -u) are ended in
+	// parallel, a bounded number at once.
+	eachBounded(b.toKill, func(j *state.Job) { c.destroy(j.ID, j.SessionID, false) })
 }
 
 // signalJob sends the batch's signal to a running job of its toSignal
 // (c.mu not held): the batch shell alone with --batch, else everything.
 func (c *Controller) signalJob(b *killBatch, j *state.Job) error {
-	if c.opt.Exec == nil {
-		return codec.Errorf(codec.ESLURM_NOT_SUPPORTED, "no executor to signal job %d", j.ID)
+	sg, ok := c.opt.Exec.(translate.Signaller)
+	if !ok {
+		return codec.Errorf(codec.ESLURM_NOT_SUPPORTED, "the engine cannot signal job %d", j.ID)
 	}
-	if err := c.opt.Exec.SignalSession(context.Background(), translate.SessionID(j.SessionID), b.sig, b.flags&codec.KillJobBatch != 0); err != nil {
+	ctx, cancel := engineCtx()
+	defer cancel()
+	if err := sg.SignalSession(ctx, translate.SessionID(j.SessionID), b.sig, b.flags&codec.KillJobBatch != 0); err != nil {
 		c.logf("job %d: signal %d: %v", j.ID, b.sig, err)
-		return err
+		return codec.Errorf(engineCode(err), "job %d: signal: %v", j.ID, err)
 	}
 	return nil
 }
@@ -320,8 +315,17 @@ func (c *Controller) update(req *Request) Reply {
 	if !ok {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
-	var recall []string
+	// All or nothing: every target is checked and changed on a copy
+	// first; only when all may be changed are they written, in one
+	// transaction, and the sessions that must be taken back taken back.
+	// (An error on a later target used to return after an earlier one
+	// had been written without its session: the job could run twice.)
 	now := time.Now().Unix()
+	var (
+		recall  []string
+		changed = make([]*state.Job, 0, len(targets))
+		limits  []limitChange
+	)
 	for _, e := range targets {
 		j := *e.job()
 		if !c.mayControl(req.UID, &j) {
@@ -329,6 +333,7 @@ func (c *Controller) update(req *Request) Reply {
 			c.mu.Unlock()
 			return rcReply(codec.ESLURM_USER_ID_MISSING)
 		}
+		old := j
 		requeue, err := c.applyUpdate(req, &d, &j)
 		if err != nil {
 			c.mu.Unlock()
@@ -340,17 +345,91 @@ func (c *Controller) update(req *Request) Reply {
 			recall = append(recall, j.SessionID)
 			j.SessionID = ""
 		}
-		if err := c.opt.Store.Put(&j); err != nil {
-			c.mu.Unlock()
-			return rcReply(codec.ESLURM_INTERNAL)
+		if codec.JobIsRunning(j.State) && j.TimeLimit != old.TimeLimit && j.SessionID != "" && j.SessionID != sessionCreating {
+			limits = append(limits, limitChange{job: j.ID, sid: j.SessionID, from: old.TimeLimit, to: j.TimeLimit})
+			if j.StartTime > 0 {
+				j.EndTime = 0
+				if j.TimeLimit != codec.Infinite && j.TimeLimit != codec.NoVal {
+					j.EndTime = j.StartTime + int64(j.TimeLimit)*60 // the expected end slurmctld shows
+				}
+			}
 		}
-		c.replace(e, &j)
+		changed = append(changed, &j)
+	}
+	// A running job's new limit is the engine's to enforce: it takes it
+	// before anything is written, or nothing changes.
+	if err := c.applyLimits(limits); err != nil {
+		c.mu.Unlock()
+		return refusal(err, req.Version)
+	}
+	if err := c.opt.Store.Put(changed...); err != nil {
+		c.mu.Unlock()
+		c.revertLimits(limits)
+		c.logf("update: %v", err)
+		return rcReply(codec.ESLURM_INTERNAL)
+	}
+	for i, e := range targets {
+		c.replace(e, changed[i])
 	}
 	c.rebuild(now)
 	c.mu.Unlock()
 	c.destroySessions(recall, true)
 	c.wake()
 	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{0, 0, 0, 0}}
+}
+
+// limitChange is a running job's time limit changed by an update.
+type limitChange struct {
+	job      uint32
+	sid      string
+	from, to uint32 // minutes, or Infinite
+}
+
+func limitDuration(min uint32) time.Duration {
+	if min == codec.Infinite || min == codec.NoVal {
+		return 0
+	}
+	return time.Duration(min) * time.Minute
+}
+
+// applyLimits has the engine enforce new time limits of running jobs
+// (c.mu held: the engine only writes a file or makes one call per job);
+// on a failure the ones already changed are changed back. An engine that
+// cannot change a running session's limit refuses the update, as Slurm
+// refuses what it cannot honour, rather than change only the record.
+func (c *Controller) applyLimits(ls []limitChange) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	tl, ok := c.opt.Exec.(translate.TimeLimiter)
+	if !ok {
+		return codec.Errorf(codec.ESLURM_NOT_SUPPORTED, "the engine cannot change a running job's time limit")
+	}
+	for i, l := range ls {
+		ctx, cancel := engineCtx()
+		err := tl.UpdateTimeLimit(ctx, translate.SessionID(l.sid), limitDuration(l.to))
+		cancel()
+		if err != nil {
+			c.revertLimits(ls[:i])
+			return codec.Errorf(engineCode(err), "job %d: time limit: %v", l.job, err)
+		}
+	}
+	return nil
+}
+
+// revertLimits gives the engine the old limits back.
+func (c *Controller) revertLimits(ls []limitChange) {
+	tl, ok := c.opt.Exec.(translate.TimeLimiter)
+	if !ok {
+		return
+	}
+	for _, l := range ls {
+		ctx, cancel := engineCtx()
+		if err := tl.UpdateTimeLimit(ctx, translate.SessionID(l.sid), limitDuration(l.from)); err != nil {
+			c.logf("job %d: giving back its time limit: %v", l.job, err)
+		}
+		cancel()
+	}
 }
 
 // applyUpdate changes j as d asks, reporting whether a pending job must
@@ -552,12 +631,7 @@ func (c *Controller) requeue(req *Request) Reply {
 // destroySessions ends sessions taken back from the engine (called
 // without c.mu: the engine may be slow).
 func (c *Controller) destroySessions(ids []string, forced bool) {
-	if c.opt.Exec == nil {
-		return
-	}
-	for _, sid := range ids {
-		_ = c.opt.Exec.DestroySession(context.Background(), translate.SessionID(sid), forced)
-	}
+	eachBounded(ids, func(sid string) { c.destroy(0, sid, forced) })
 }
 
 // top handles REQUEST_TOP_JOB (scontrol top): the named pending jobs go

@@ -133,7 +133,9 @@ const sessionCreating = "creating"
 // reconcile matches jobs that were handed to the engine with the
 // sessions it reports, so a restart neither loses nor doubles a job.
 func (c *Controller) reconcile(ctx context.Context) {
-	sessions, err := c.opt.Exec.Sessions(ctx)
+	lctx, cancel := context.WithTimeout(ctx, engineTimeout)
+	sessions, err := c.opt.Exec.Sessions(lctx)
+	cancel()
 	if err != nil {
 		c.logf("reconcile: %v", err)
 		return
@@ -435,14 +437,16 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		return
 	}
 	spec := c.sessionSpec(target, sc, tasks)
-	id, err := c.opt.Exec.CreateSession(ctx, spec)
+	cctx, cancel := context.WithTimeout(ctx, engineTimeout)
+	id, err := c.opt.Exec.CreateSession(cctx, spec)
+	cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now().Unix()
 	if cur := c.entry(target.ID); cur != nil && cur.job().SessionID != sessionCreating {
 		// Changed meanwhile (held, requeued): take the session back.
 		if err == nil {
-			go c.opt.Exec.DestroySession(context.Background(), id, true)
+			go c.destroy(target.ID, string(id), true)
 		}
 		return
 	} else if cur != nil && !codec.JobIsPending(cur.job().State) {
@@ -465,7 +469,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		}
 		c.rebuild(now)
 		if err == nil {
-			go c.opt.Exec.DestroySession(context.Background(), id, false)
+			go c.destroy(cj.ID, string(id), false)
 		}
 		return
 	}
@@ -688,18 +692,29 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 			j.Reason = codec.WAIT_NO_REASON
 		}
 		switch {
-		case wasCancelled || ev.Status == translate.SessionCancelled || ev.Reason == "user-requested":
+		case wasCancelled || ev.Status == translate.SessionCancelled ||
+			ev.Reason == translate.ReasonUserRequested || ev.Reason == translate.ReasonForceTerminated:
 			j.State = codec.JOB_CANCELLED
 			c.counters.canceled.Add(1)
-		case ev.Reason == "task-timeout":
+		case ev.Reason == translate.ReasonTaskTimeout:
 			j.State, j.Reason = codec.JOB_TIMEOUT, codec.FAIL_TIMEOUT
 			c.counters.failed.Add(1)
-		case ev.Reason == "agent-termination":
-			// The node (agent) went away with the job.
+		case ev.Reason == translate.ReasonAgentLost, ev.Reason == translate.ReasonLost:
+			// The node (agent) went away with the job, or the engine
+			// lost it.
 			j.State, j.Reason = codec.JOB_NODE_FAIL, codec.FAIL_DOWN_NODE
 			c.counters.failed.Add(1)
-		case ev.Reason == "oom-killed":
+		case ev.Reason == translate.ReasonOOMKilled:
 			j.State = codec.JOB_OOM
+			c.counters.failed.Add(1)
+		case ev.Reason == translate.ReasonPreempted:
+			j.State = codec.JOB_PREEMPTED
+			c.counters.failed.Add(1)
+		case ev.ExitUnknown && ev.Reason == translate.ReasonTaskFailed:
+			// The engine knows it failed, not how: what slurmctld
+			// shows for a batch script that exited 1.
+			j.State, j.Reason = codec.JOB_FAILED, codec.FAIL_EXIT_CODE
+			j.ExitCode = 1 << 8
 			c.counters.failed.Add(1)
 		case ev.Status == translate.SessionError:
 			j.State, j.Reason = codec.JOB_FAILED, codec.FAIL_LAUNCH
@@ -765,7 +780,7 @@ func (c *Controller) persistLater(id uint32) {
 // transientEngineError reports an engine error that says nothing about
 // the job: the engine's own storage could not take the session now.
 func transientEngineError(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EIO)
+	return errors.Is(err, translate.ErrUnavailable) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EIO)
 }
 
 // storeTroubles rate-limits the log of writes refused by a full or

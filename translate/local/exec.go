@@ -24,10 +24,10 @@ import (
 
 // Errors of the executor.
 var (
-	ErrNoSpool    = errors.New("embedded engine: no spool directory configured, sessions cannot run")
-	ErrNoSession  = errors.New("embedded engine: no such session")
-	ErrNotRunning = errors.New("embedded engine: session is not running")
-	ErrClosed     = errors.New("embedded engine: closed")
+	ErrNoSpool    = fmt.Errorf("embedded engine: no spool directory configured, sessions cannot run: %w", translate.ErrNotSupported)
+	ErrNoSession  = fmt.Errorf("embedded engine: %w", translate.ErrNoSession)
+	ErrNotRunning = fmt.Errorf("embedded engine: %w", translate.ErrNotRunning)
+	ErrClosed     = fmt.Errorf("embedded engine: closed: %w", translate.ErrUnavailable)
 )
 
 // Files of a session directory (spool/<session id>/). Each belongs to one
@@ -95,6 +95,11 @@ type statusRecord struct {
 	MaxRSSKB int64                   `json:"max_rss_kb,omitempty"`
 }
 
+// usage is what the record says the session's processes used.
+func (f *statusRecord) usage() *translate.Usage {
+	return &translate.Usage{UserCPU: f.UserCPU, SysCPU: f.SysCPU, MaxRSSKB: f.MaxRSSKB, OOMKills: f.OOMKills}
+}
+
 type session struct {
 	id         translate.SessionID
 	dir        string
@@ -138,7 +143,7 @@ type executor struct {
 
 func newExecutor(cfg *conf.Config, o *options) (*executor, error) {
 	if err := os.MkdirAll(o.spool, 0o711); err != nil {
-		return nil, fmt.Errorf("embedded engine spool: %w", err)
+		return nil, spoolErr(err)
 	}
 	x := &executor{
 		spool: o.spool, log: o.log, shim: o.shim, retention: o.retention,
@@ -182,9 +187,12 @@ func (x *executor) emit(s *session, st translate.SessionStatus, f *statusRecord)
 		ev.Time = s.started
 	}
 	if f != nil {
-		ev.ExitCode, ev.Signal, ev.Reason = f.ExitCode, f.Signal, f.Reason
+		ev.ExitCode, ev.Signal, ev.Reason = f.ExitCode, f.Signal, translate.EndReason(f.Reason)
 		if !f.Ended.IsZero() {
 			ev.Time = f.Ended
+		}
+		if st.Terminal() {
+			ev.Usage = f.usage()
 		}
 	}
 	x.evMu.Lock()
@@ -650,7 +658,7 @@ func (x *executor) create(spec translate.SessionSpec) (translate.SessionID, erro
 	id := newSessionID()
 	dir := filepath.Join(x.spool, id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", fmt.Errorf("embedded engine spool: %w", err)
+		return "", spoolErr(err)
 	}
 	x.mu.Lock()
 	if x.closed {
@@ -667,7 +675,7 @@ func (x *executor) create(spec translate.SessionSpec) (translate.SessionID, erro
 	}
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("embedded engine spool: %w", err)
+		return "", spoolErr(err)
 	}
 	x.mu.Lock()
 	if x.closed {
@@ -704,7 +712,7 @@ func (x *executor) destroy(id translate.SessionID, forced bool) error {
 	}
 	if err := writeFileAtomic(filepath.Join(s.dir, fDestroy), []byte(mode+"\n"), 0o600, true); err != nil {
 		if !spoolUnwritable(err) {
-			return fmt.Errorf("embedded engine spool: %w", err)
+			return spoolErr(err)
 		}
 		// The spool takes no file (read-only, full), so the shim, which
 		// reads the request there, would never see it. The job is ended
@@ -724,6 +732,16 @@ func (x *executor) destroy(id translate.SessionID, forced bool) error {
 		x.emit(s, translate.SessionTerminating, &statusRecord{Reason: "user-requested"})
 	}
 	return nil
+}
+
+// spoolErr wraps an error of the spool; one of a spool that takes no
+// file now (full, read-only) is also translate.ErrUnavailable: the
+// request may succeed later.
+func spoolErr(err error) error {
+	if spoolUnwritable(err) || errors.Is(err, syscall.EIO) {
+		return fmt.Errorf("embedded engine spool: %w: %w", translate.ErrUnavailable, err)
+	}
+	return fmt.Errorf("embedded engine spool: %w", err)
 }
 
 // spoolUnwritable reports an error of a spool that takes no file now.
@@ -805,7 +823,7 @@ func (x *executor) notify(id translate.SessionID, message string) error {
 	x.seq++
 	name := fmt.Sprintf("%s%020d", fNotify, x.seq)
 	if err := writeFileAtomic(filepath.Join(s.dir, name), []byte(message), 0o600, false); err != nil {
-		return fmt.Errorf("embedded engine spool: %w", err)
+		return spoolErr(err)
 	}
 	return syscall.Kill(s.shimPID, syscall.SIGUSR1)
 }
@@ -820,7 +838,14 @@ func (x *executor) list() []translate.SessionInfo {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].seq < ss[j].seq })
 	out := make([]translate.SessionInfo, len(ss))
 	for i, s := range ss {
-		out[i] = translate.SessionInfo{ID: s.id, JobID: s.spec.JobID, Status: s.status, Nodes: s.nodes}
+		out[i] = translate.SessionInfo{ID: s.id, JobID: s.spec.JobID, Status: s.status, Nodes: s.nodes, Started: s.started}
+		if f := s.final; f != nil && s.status.Terminal() {
+			out[i].Ended, out[i].ExitCode, out[i].Signal = f.Ended, f.ExitCode, f.Signal
+			out[i].Reason, out[i].Usage = translate.EndReason(f.Reason), f.usage()
+			if !f.Started.IsZero() {
+				out[i].Started = f.Started
+			}
+		}
 	}
 	return out
 }
