@@ -86,10 +86,10 @@ type Server struct {
 
 type connState struct {
 	opened time.Time
-	done   atomic.Bool // answered (or refused): ignore further input
+	done   atomic.Bool  // answered (or refused): ignore further input
 	doneAt atomic.Int64 // monoNow() when answered
-	lowat  int // SO_RCVLOWAT last set (event-loop goroutine only)
-	wakes  int // OnTraffic calls (event-loop goroutine only; tests)
+	lowat  int          // SO_RCVLOWAT last set (event-loop goroutine only)
+	wakes  int          // OnTraffic calls (event-loop goroutine only; tests)
 }
 
 // monoNow is the monotonic clock in nanoseconds since the process

@@ -173,17 +173,17 @@ type EndReason string
 
 const (
 	ReasonNone            EndReason = ""
-	ReasonTaskFinished    EndReason = "task-finished"           // the batch command exited (its code says how)
-	ReasonTaskFailed      EndReason = "task-failed"             // Backend.AI: the batch command failed (code unknown)
-	ReasonTaskTimeout     EndReason = "task-timeout"            // batch_timeout / the time limit
-	ReasonUserRequested   EndReason = "user-requested"          // destroyed (scancel)
-	ReasonForceTerminated EndReason = "force-terminated"        // destroyed with force
-	ReasonOOMKilled       EndReason = "oom-killed"              // the kernel's OOM killer ended it
-	ReasonFailedToStart   EndReason = "failed-to-start"         // never got going (output file, image, ...)
-	ReasonAgentLost       EndReason = "agent-termination"       // its node (agent) went away with it
-	ReasonPreempted       EndReason = "PREEMPTED_BY_SCHEDULER"  // Backend.AI's scheduler made room for a higher tier
+	ReasonTaskFinished    EndReason = "task-finished"            // the batch command exited (its code says how)
+	ReasonTaskFailed      EndReason = "task-failed"              // Backend.AI: the batch command failed (code unknown)
+	ReasonTaskTimeout     EndReason = "task-timeout"             // batch_timeout / the time limit
+	ReasonUserRequested   EndReason = "user-requested"           // destroyed (scancel)
+	ReasonForceTerminated EndReason = "force-terminated"         // destroyed with force
+	ReasonOOMKilled       EndReason = "oom-killed"               // the kernel's OOM killer ended it
+	ReasonFailedToStart   EndReason = "failed-to-start"          // never got going (output file, image, ...)
+	ReasonAgentLost       EndReason = "agent-termination"        // its node (agent) went away with it
+	ReasonPreempted       EndReason = "PREEMPTED_BY_SCHEDULER"   // Backend.AI's scheduler made room for a higher tier
 	ReasonPendingTimeout  EndReason = "PENDING_TIMEOUT_EXCEEDED" // waited longer than the engine allows
-	ReasonLost            EndReason = "session-lost"            // the engine no longer knows it (the controller's word)
+	ReasonLost            EndReason = "session-lost"             // the engine no longer knows it (the controller's word)
 )
 
 // Usage is what a session's processes used, when the engine knows it.
