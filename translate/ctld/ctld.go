@@ -71,6 +71,9 @@ type Controller struct {
 	hosts    sync.Map // netip.Addr -> host name (reverse lookups)
 	private  uint16   // PrivateData bits (access.go)
 	troubles storeTroubles
+	// createdAt: when this run recorded a session id for a job (c.mu);
+	// a resync ignores sessions recorded after it listed the engine's.
+	createdAt map[string]time.Time
 }
 
 type counters struct {
@@ -79,7 +82,7 @@ type counters struct {
 
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
-	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1)}
+	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), createdAt: map[string]time.Time{}}
 	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
 	topo, err := opt.Backend.Topology(ctx)
 	if err != nil {

@@ -22,20 +22,26 @@ import (
 // jobs through Slurm's states.
 
 // Start runs the dispatcher and the event consumer until ctx ends. It
-// first reconciles jobs the engine already knows (after a restart).
+// first reconciles the jobs with the sessions the engine has (after a
+// restart), and again every resyncEvery (resync.go).
 func (c *Controller) Start(ctx context.Context) {
 	if c.opt.Exec == nil {
 		return
 	}
-	c.reconcile(ctx)
+	c.resync(ctx, true)
 	go c.consumeEvents(ctx)
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		clock := newClockWatch()
+		lastSync := time.Now()
 		for {
 			if step := clock.stepped(); step != 0 {
 				c.clockStepped(step)
+			}
+			if time.Since(lastSync) >= resyncEvery {
+				c.resync(ctx, false)
+				lastSync = time.Now()
 			}
 			c.dispatch(ctx)
 			select {
@@ -129,105 +135,6 @@ func (c *Controller) wake() {
 
 // sessionCreating marks a job whose session is being created.
 const sessionCreating = "creating"
-
-// reconcile matches jobs that were handed to the engine with the
-// sessions it reports, so a restart neither loses nor doubles a job.
-func (c *Controller) reconcile(ctx context.Context) {
-	lctx, cancel := context.WithTimeout(ctx, engineTimeout)
-	sessions, err := c.opt.Exec.Sessions(lctx)
-	cancel()
-	if err != nil {
-		c.logf("reconcile: %v", err)
-		return
-	}
-	known := map[translate.SessionID]translate.SessionInfo{}
-	byJob := map[uint32]translate.SessionInfo{}
-	for _, s := range sessions {
-		known[s.ID] = s
-		byJob[s.JobID] = s // the engine lists sessions oldest first
-	}
-	c.mu.Lock()
-	now := time.Now().Unix()
-	var stop []string // sessions of jobs cancelled before the engine heard of it
-	for _, e := range c.jobs {
-		if e.hot == nil { // cold: no session, or finished
-			continue
-		}
-		j := e.hot
-		if j.SessionID == "" {
-			continue
-		}
-		if codec.JobIsFinished(j.State) {
-			if j.State&codec.JOB_COMPLETING != 0 {
-				stop = c.reconcileEnding(e, byJob, known, stop)
-			}
-			continue
-		}
-		if j.SessionID == sessionCreating {
-			nj := *j
-			nj.SessionID = ""
-			if s, ok := byJob[j.ID]; ok {
-				nj.SessionID = string(s.ID) // created before the crash
-			}
-			if err := c.opt.Store.Put(&nj); err == nil {
-				c.replace(e, &nj)
-			}
-			continue
-		}
-		if _, ok := known[translate.SessionID(j.SessionID)]; !ok {
-			// Handed over but the engine never recorded it: the
-			// create did not complete, so hand it over again.
-			nj := *j
-			nj.SessionID = ""
-			if err := c.opt.Store.Put(&nj); err == nil {
-				c.replace(e, &nj)
-			}
-		}
-	}
-	c.rebuild(now)
-	c.mu.Unlock()
-	if len(stop) > 0 {
-		c.logf("reconcile: ending %d sessions of jobs cancelled before the restart", len(stop))
-	}
-	c.destroySessions(stop, false)
-}
-
-// reconcileEnding settles, after a restart, a job recorded as cancelled
-// (and completing) whose session the cancel may not have reached: the
-// server died between recording the cancel and telling the engine, or
-// the cancel came while the session was being created. A session the
-// engine has is ended again (a no-op if it already ended; its end
-// finishes the job); without one the job is finished now. c.mu held.
-func (c *Controller) reconcileEnding(e *jobEntry, byJob map[uint32]translate.SessionInfo, known map[translate.SessionID]translate.SessionInfo, stop []string) []string {
-	j := e.hot
-	sid := translate.SessionID(j.SessionID)
-	if j.SessionID == sessionCreating {
-		sid = ""
-		if s, ok := byJob[j.ID]; ok {
-			sid = s.ID
-		}
-	}
-	if s, ok := known[sid]; ok && sid != "" {
-		if j.SessionID != string(sid) {
-			nj := *j
-			nj.SessionID = string(sid)
-			stored := c.opt.Store.Put(&nj) == nil
-			c.swap(e, &nj, stored)
-		}
-		if !s.Status.Terminal() {
-			return append(stop, string(sid))
-		}
-		return stop // its replayed end finishes the job
-	}
-	nj := *j
-	nj.State &^= codec.JOB_COMPLETING
-	if j.SessionID == sessionCreating {
-		nj.SessionID = ""
-	}
-	stored := c.opt.Store.Put(&nj) == nil
-	c.swap(e, &nj, stored)
-	return stop
-}
 
 // eligible reports whether a pending job may be handed to the engine now,
 // and otherwise the reason it waits.
@@ -491,6 +398,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		target.ExitCode = 1 << 8
 	} else {
 		target.SessionID = string(id)
+		c.createdAt[string(id)] = time.Now() // resync: newer than its list (resync.go)
 		target.Reason = codec.WAIT_RESOURCES
 		if target.EligibleTime == 0 || target.EligibleTime > now {
 			target.EligibleTime = now

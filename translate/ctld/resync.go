@@ -1,0 +1,144 @@
+package ctld
+
+import (
+	"context"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/translate"
+)
+
+// Keeping the controller's jobs in step with the engine's sessions. The
+// engine is the truth about sessions; events say what changed, and may
+// be lost (a restart of either side, a dropped stream). So the
+// controller lists the engine's sessions at start and every resyncEvery,
+// and makes each job agree with its session as the engine reports it
+// now, as a Kubernetes informer's resync does: a missed start or end is
+// applied, a session the engine lost fails its job, a cancel that did
+// not reach the engine is sent again, and a session no job knows (a
+// create whose answer was lost) is ended. A restart thus neither loses
+// nor doubles a job, and drift lasts at most one period.
+
+// resyncEvery is how often the controller reconciles with the engine.
+var resyncEvery = 30 * time.Second
+
+// resync reconciles every job that has a session with the engine's list
+// of sessions. startup: right after New, before anything was handed over
+// in this run (a job marked "creating" then is one whose create may or
+// may not have happened before a crash).
+func (c *Controller) resync(ctx context.Context, startup bool) {
+	listed := time.Now()
+	lctx, cancel := context.WithTimeout(ctx, engineTimeout)
+	sessions, err := c.opt.Exec.Sessions(lctx)
+	cancel()
+	if err != nil {
+		c.logf("resync: the engine's sessions: %v (tried again in %v)", err, resyncEvery)
+		return
+	}
+	known := make(map[translate.SessionID]*translate.SessionInfo, len(sessions))
+	byJob := map[uint32]*translate.SessionInfo{}
+	for i := range sessions {
+		s := &sessions[i]
+		known[s.ID] = s
+		if prev, ok := byJob[s.JobID]; !ok || !s.Status.Terminal() || prev.Status.Terminal() {
+			byJob[s.JobID] = s // the newest live one: the engine lists sessions oldest first
+		}
+	}
+	var apply []translate.SessionEvent
+	var stop []string
+	claimed := map[translate.SessionID]bool{}
+	c.mu.Lock()
+	now := time.Now().Unix()
+	for sid, at := range c.createdAt {
+		if time.Since(at) > 2*resyncEvery {
+			delete(c.createdAt, sid)
+		}
+	}
+	for _, e := range c.jobs {
+		if e.hot == nil { // cold: no session, or finished
+			continue
+		}
+		j := e.hot
+		switch {
+		case j.SessionID == "":
+			continue
+		case j.SessionID == sessionCreating:
+			if s := byJob[j.ID]; s != nil {
+				claimed[s.ID] = true
+			}
+			if !startup {
+				continue // its create is in flight
+			}
+			// Created before a crash, or not: adopt what the engine has.
+			nj := *j
+			nj.SessionID = ""
+			if s := byJob[j.ID]; s != nil {
+				nj.SessionID = string(s.ID)
+				if codec.JobIsFinished(j.State) && !s.Status.Terminal() {
+					stop = append(stop, string(s.ID)) // cancelled while it was being created
+				}
+				apply = append(apply, s.Event())
+			} else if codec.JobIsFinished(j.State) {
+				nj.State &^= codec.JOB_COMPLETING
+			}
+			c.swap(e, &nj, c.opt.Store.Put(&nj) == nil)
+			continue
+		}
+		sid := translate.SessionID(j.SessionID)
+		claimed[sid] = true
+		s := known[sid]
+		if at, ok := c.createdAt[j.SessionID]; s == nil && ok && !at.Before(listed) {
+			continue // created after the list was taken
+		}
+		switch {
+		case s == nil && codec.JobIsFinished(j.State):
+			// Cancelled (completing) and the engine has no session: it
+			// never started one, or forgot it; the job is done.
+			if j.State&codec.JOB_COMPLETING != 0 {
+				nj := *j
+				nj.State &^= codec.JOB_COMPLETING
+				c.swap(e, &nj, c.opt.Store.Put(&nj) == nil)
+			}
+		case s == nil && codec.JobIsPending(j.State):
+			// Handed over, but the engine never recorded it (the create
+			// did not complete): hand it over again.
+			nj := *j
+			nj.SessionID = ""
+			c.swap(e, &nj, c.opt.Store.Put(&nj) == nil)
+		case s == nil:
+			// Running, and the engine lost its session: as slurmctld
+			// fails a job whose node stopped answering.
+			apply = append(apply, translate.SessionEvent{ID: sid, JobID: j.ID, Status: translate.SessionError,
+				Time: time.Now(), Reason: translate.ReasonLost})
+			c.logf("resync: job %d: the engine has no session %s any more: NODE_FAIL", j.ID, sid)
+		case codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING != 0 && !s.Status.Terminal():
+			// Cancelled, but the end did not reach the engine (it was
+			// down, or the server died): end it again.
+			stop = append(stop, string(sid))
+		case s.Status.Terminal() && !codec.JobIsFinished(j.State),
+			s.Status.Terminal() && j.State&codec.JOB_COMPLETING != 0,
+			s.Status == translate.SessionRunning && codec.JobIsPending(j.State):
+			apply = append(apply, s.Event()) // a missed start or end
+		}
+	}
+	c.rebuild(now)
+	c.mu.Unlock()
+	// Sessions no job knows that still run: a create whose answer never
+	// reached us (the job was handed over again since, or cancelled).
+	// They would run a job twice. Ended sessions are the engine's to
+	// keep or purge.
+	for i := range sessions {
+		s := &sessions[i]
+		if !claimed[s.ID] && !s.Status.Terminal() && s.JobID != 0 {
+			c.logf("resync: session %s (job %d) belongs to no job: ending it", s.ID, s.JobID)
+			stop = append(stop, string(s.ID))
+		}
+	}
+	for _, ev := range apply {
+		c.applyEvent(ev)
+	}
+	if len(stop) > 0 {
+		c.logf("resync: ending %d sessions of cancelled or forgotten jobs", len(stop))
+		c.destroySessions(stop, false)
+	}
+}
