@@ -61,7 +61,7 @@ func TestResyncAppliesWhatEventsMissed(t *testing.T) {
 		{ID: "s5", JobID: 5, Status: translate.SessionRunning, Nodes: []string{"n1"}},
 		{ID: "s6", JobID: 6, Status: translate.SessionRunning, Nodes: []string{"n1"}},
 		{ID: "s9", JobID: 9, Status: translate.SessionRunning, Nodes: []string{"n3"}}, // no job has it
-		{ID: "s8", JobID: 8, Status: translate.SessionTerminated},                  // ended, no job: left alone
+		{ID: "s8", JobID: 8, Status: translate.SessionTerminated},                     // ended, no job: left alone
 	}}
 	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Exec: exec,
 		Stats: state.NewRPCStats(), ClusterName: "refcluster", SlurmUser: "root"})
