@@ -145,6 +145,10 @@ type SessionSpec struct {
 	ExcNodes     []string
 	Exclusive    bool
 
+	// StartAt: the session may not start before (Slurm's --begin,
+	// Backend.AI's starts_at); zero = as soon as it fits.
+	StartAt time.Time
+
 	TimeLimit       time.Duration // 0 = unlimited
 	KillWait        time.Duration // SIGTERM → SIGKILL grace at the limit
 	Signal          int           // --signal number to send Warn before the limit (0 none)

@@ -132,8 +132,9 @@ type executor struct {
 	pl       *placer
 	closed   bool
 
-	kick chan struct{}
-	done chan struct{}
+	kick       chan struct{}
+	done       chan struct{}
+	startTimer *time.Timer // kicks the scheduler at the earliest StartAt (x.mu)
 
 	evMu   sync.Mutex
 	evQ    []translate.SessionEvent
@@ -266,9 +267,26 @@ func (x *executor) schedule() {
 		return
 	}
 	var pend []*session
+	now := time.Now()
+	var next time.Time // the earliest start of a session that may not start yet
 	for _, s := range x.sessions {
-		if s.status == translate.SessionPending {
-			pend = append(pend, s)
+		if s.status != translate.SessionPending {
+			continue
+		}
+		if at := s.spec.StartAt; !at.IsZero() && now.Before(at) {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+			continue
+		}
+		pend = append(pend, s)
+	}
+	if !next.IsZero() {
+		// Not yet (--begin / starts_at): look again then.
+		if x.startTimer == nil {
+			x.startTimer = time.AfterFunc(next.Sub(now), x.kickSched)
+		} else {
+			x.startTimer.Reset(next.Sub(now))
 		}
 	}
 	sort.Slice(pend, func(i, j int) bool {
