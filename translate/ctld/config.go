@@ -545,7 +545,7 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	// slurmctld raises MaxNodeCount to the number of configured nodes.
 	bi.MaxNodeCount = k.u32("MaxNodeCount", 0)
 	if c.opt.Conf != nil {
-		bi.MaxNodeCount = max(bi.MaxNodeCount, uint32(len(c.opt.Conf.Nodes)))
+		bi.MaxNodeCount = max(bi.MaxNodeCount, uint32(len(c.cluster().nodes)))
 	}
 	bi.MaxStepCount = k.u32("MaxStepCount", 40000)
 	bi.MaxTasksPerNode = k.u16("MaxTasksPerNode", maxTasksPerNode)

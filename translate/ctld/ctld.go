@@ -64,7 +64,8 @@ type Controller struct {
 	chunks   chunkCache // encoded job records, reused by the next snapshot
 	mu       sync.Mutex // serializes snapshot rebuilds after writes
 	started  time.Time
-	topo     *translate.Topology
+	cl       atomic.Pointer[cluster] // nodes and partitions (cluster.go)
+	topoKick chan struct{}
 	jobs     []*jobEntry
 	counters counters
 	kick     chan struct{}
@@ -82,13 +83,13 @@ type counters struct {
 
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
-	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), createdAt: map[string]time.Time{}}
+	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}}
 	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
 	topo, err := opt.Backend.Topology(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.topo = topo
+	c.cl.Store(newCluster(opt.Conf, topo))
 	// Cold jobs stay in the store: their entries keep nothing of j.
 	entries, err := state.LoadJobs(opt.Store, func(j *state.Job) *jobEntry {
 		if !keepCold(j) {

@@ -304,18 +304,8 @@ func (s *Snapshot) encodeFresh(w *codec.Writer, v uint16, showFlags uint16, n in
 	}
 }
 
-// nodeIndex maps node names to their position in the node table.
-func (c *Controller) nodeIndex(name string) int {
-	for i, n := range c.opt.Conf.Nodes {
-		if n.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 func (s *Snapshot) encodePartitions(w *codec.Writer, v uint16, all bool) {
-	parts := s.c.opt.Conf.Partitions
+	parts := s.cl.parts
 	var keep []*conf.Partition
 	for i := range parts {
 		if parts[i].Hidden && !all {
@@ -325,7 +315,7 @@ func (s *Snapshot) encodePartitions(w *codec.Writer, v uint16, all bool) {
 	}
 	codec.AppendPartitionInfoHeader(w, v, uint32(len(keep)), s.PartsUpdate)
 	for _, p := range keep {
-		pi := s.c.partitionInfo(p)
+		pi := s.c.partitionInfo(s.cl, p)
 		pi.Encode(w, v)
 	}
 }
@@ -333,9 +323,9 @@ func (s *Snapshot) encodePartitions(w *codec.Writer, v uint16, all bool) {
 // encodeNodes writes every node, or only the named one (reporting
 // whether it exists).
 func (s *Snapshot) encodeNodes(w *codec.Writer, v uint16, only string) bool {
-	nodes := s.c.opt.Conf.Nodes
+	nodes := s.cl.nodes
 	if only != "" {
-		i := s.c.nodeIndex(only)
+		i := s.cl.nodeIndex(only)
 		if i < 0 {
 			return false
 		}
@@ -350,15 +340,6 @@ func (s *Snapshot) encodeNodes(w *codec.Writer, v uint16, only string) bool {
 		ni.Encode(w, v)
 	}
 	return true
-}
-
-func (c *Controller) agent(s *Snapshot, name string) *translate.Agent {
-	for i := range s.topo.Agents {
-		if s.topo.Agents[i].ID == name {
-			return &s.topo.Agents[i]
-		}
-	}
-	return nil
 }
 
 // nodeInfo describes a node as slurmctld would for a registered, idle
@@ -381,7 +362,7 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 	ni.TRESFmtStr = nodeTRES(n, strings.Contains(c.opt.Conf.Get("AccountingStorageTRES", ""), "gres/gpu"))
 	ni.Arch = "x86_64"
 	ni.OS = "Linux"
-	if a := c.agent(s, n.Name); a != nil {
+	if a := s.cl.agent(n.Name); a != nil {
 		ni.BootTime, ni.SlurmdStartTime, ni.LastBusy = a.BootTime, c.started.Unix(), c.started.Unix()
 		ni.Arch, ni.OS = a.Arch, a.OS
 		ni.CPULoad = uint32(a.CPULoad * 100)
@@ -390,11 +371,27 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 			ni.NodeState = codec.NODE_STATE_DOWN | codec.NODE_STATE_NO_RESPOND
 		}
 	}
-	if a := s.alloc[n.Name]; a != nil && ni.NodeState == codec.NODE_STATE_IDLE {
+	// What is allocated: the engine's occupied slots (sessions of any
+	// origin), and at least what our own running jobs hold (the
+	// engine's figures are as old as the last topology read).
+	var cpus uint32
+	var memMB uint64
+	if a := s.alloc[n.Name]; a != nil {
+		cpus, memMB = a.cpus, a.memMB
+	}
+	if ag := s.cl.agent(n.Name); ag != nil {
+		cpus, memMB = max(cpus, uint32(ag.Occupied.CPU+0.5)), max(memMB, ag.Occupied.Mem>>20)
+		if !ag.Schedulable && ag.Status == translate.AgentAlive && n.State != "DOWN" && n.State != "FUTURE" {
+			n2 := *n
+			n2.State = "DRAIN" // the engine places nothing there
+			n = &n2
+		}
+	}
+	if (cpus > 0 || memMB > 0) && ni.NodeState == codec.NODE_STATE_IDLE {
 		// Clients show "mix" when fewer than all CPUs are allocated.
 		ni.NodeState = codec.NODE_STATE_ALLOCATED
-		ni.AllocCPUs = uint16(min(a.cpus, uint32(n.CPUs)))
-		ni.AllocMemory = min(a.memMB, n.RealMemory)
+		ni.AllocCPUs = uint16(min(cpus, uint32(n.CPUs)))
+		ni.AllocMemory = min(memMB, n.RealMemory)
 		ni.AllocTRESFmtStr = "cpu=" + itoa(uint64(ni.AllocCPUs)) + ",mem=" + memString(ni.AllocMemory)
 		ni.LastBusy = time.Now().Unix()
 	}
@@ -436,7 +433,7 @@ func gpuCount(gres string) uint64 {
 	return 0
 }
 
-func (c *Controller) partitionInfo(p *conf.Partition) codec.PartitionInfo {
+func (c *Controller) partitionInfo(cl *cluster, p *conf.Partition) codec.PartitionInfo {
 	pi := codec.PartitionInfo{
 		Name: p.Name, MaxTime: p.MaxTime, DefaultTime: p.DefaultTime, MaxNodes: p.MaxNodes,
 		MinNodes: p.MinNodes, MaxCPUsPerNode: codec.Infinite, MaxCPUsPerSocket: codec.Infinite,
@@ -482,14 +479,14 @@ func (c *Controller) partitionInfo(p *conf.Partition) codec.PartitionInfo {
 	var mem uint64
 	var idx []int
 	for _, name := range p.Nodes {
-		if n := c.opt.Conf.Node(name); n != nil {
+		if n := cl.node(name); n != nil {
 			cpus += uint32(n.CPUs)
 			mem += n.RealMemory
-			idx = append(idx, c.nodeIndex(name))
+			idx = append(idx, cl.nodeIndex(name))
 		}
 	}
 	pi.TotalNodes, pi.TotalCPUs = uint32(len(p.Nodes)), cpus
-	hb := codec.NewHexBits(len(c.opt.Conf.Nodes), idx...)
+	hb := codec.NewHexBits(len(cl.nodes), idx...)
 	pi.NodeInxBits, pi.NodeInx = hb.NBits, hb.Hex
 	pi.TRESFmtStr = "cpu=" + itoa(uint64(cpus)) + ",mem=" + memString(mem) + ",node=" + itoa(uint64(len(p.Nodes))) + ",billing=" + itoa(uint64(cpus))
 	return pi

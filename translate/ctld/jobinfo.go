@@ -103,11 +103,11 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		if names, err := hostlist.Expand(j.Nodes); err == nil {
 			var idx []int
 			for _, n := range names {
-				if i := c.nodeIndex(n); i >= 0 {
+				if i := s.cl.nodeIndex(n); i >= 0 {
 					idx = append(idx, i)
 				}
 			}
-			ji.NodeInx = codec.NewHexBits(len(c.opt.Conf.Nodes), idx...)
+			ji.NodeInx = codec.NewHexBits(len(s.cl.nodes), idx...)
 		}
 	}
 	if ji.TimeLimit == codec.NoVal {
@@ -152,12 +152,13 @@ func (c *Controller) pendingNodeEstimate(j *state.Job) uint32 {
 	n := j.MinNodes
 	var maxCPUs uint32
 	first, _, _ := strings.Cut(j.Partition, ",")
-	for _, p := range c.opt.Conf.Partitions {
+	cl := c.cluster()
+	for _, p := range cl.parts {
 		if p.Name != first {
 			continue
 		}
 		for _, name := range p.Nodes {
-			if nd := c.opt.Conf.Node(name); nd != nil {
+			if nd := cl.node(name); nd != nil {
 				maxCPUs = max(maxCPUs, uint32(nd.CPUs))
 			}
 		}

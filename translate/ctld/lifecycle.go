@@ -30,6 +30,7 @@ func (c *Controller) Start(ctx context.Context) {
 	}
 	c.resync(ctx, true)
 	go c.consumeEvents(ctx)
+	go c.refreshTopology(ctx)
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
@@ -659,7 +660,8 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 	}
 	c.swap(e, &j, stored)
 	c.rebuild(now)
-	c.wake() // dependencies and array throttles may now let others go
+	c.wake()         // dependencies and array throttles may now let others go
+	c.kickTopology() // the engine's occupancy changed
 }
 
 // persistLater writes job id's record, kept in memory when the store

@@ -19,10 +19,11 @@ import (
 // partitionsOf returns the configured partitions a job names, in its order.
 func (c *Controller) partitionsOf(j *state.Job) []*conf.Partition {
 	var out []*conf.Partition
+	parts := c.cluster().parts
 	for _, name := range strings.Split(j.Partition, ",") {
-		for i := range c.opt.Conf.Partitions {
-			if c.opt.Conf.Partitions[i].Name == name {
-				out = append(out, &c.opt.Conf.Partitions[i])
+		for i := range parts {
+			if parts[i].Name == name {
+				out = append(out, &parts[i])
 			}
 		}
 	}

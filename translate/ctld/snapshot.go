@@ -54,6 +54,7 @@ type Snapshot struct {
 	PartsUpdate int64
 	ConfUpdate  int64
 	jobs        []*jobEntry // in ID order
+	cl          *cluster    // nodes and partitions
 	topo        *translate.Topology
 	alloc       map[string]*nodeAlloc // node name -> what running jobs hold
 	c           *Controller
@@ -109,9 +110,14 @@ func (s *Snapshot) rc(version uint16, rc uint32) Reply {
 
 // rebuild publishes a new snapshot of c.jobs; callers hold c.mu or are in
 // New. now is the change time in seconds.
-func (c *Controller) rebuild(now int64) {
+func (c *Controller) rebuild(now int64) { c.rebuildWith(now, true) }
+
+// rebuildWith is rebuild; jobs false: only the cluster (topology)
+// changed, so job listings keep their last_update.
+func (c *Controller) rebuildWith(now int64, jobs bool) {
 	old := c.snap.Load()
-	s := &Snapshot{c: c, topo: c.topo}
+	cl := c.cluster()
+	s := &Snapshot{c: c, cl: cl, topo: cl.topo}
 	s.jobs = append([]*jobEntry(nil), c.jobs...)
 	if !slices.IsSortedFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) }) {
 		// IDs only grow, so this does not happen; lookups depend on it.
@@ -142,7 +148,7 @@ func (c *Controller) rebuild(now int64) {
 				a.memMB += j.MemPerCPUMB * uint64(j.MinCPUs) / n
 			} else if j.MemPerNodeMB > 0 {
 				a.memMB += j.MemPerNodeMB
-			} else if nd := c.opt.Conf.Node(name); nd != nil {
+			} else if nd := cl.node(name); nd != nil {
 				a.memMB += nd.RealMemory // whole node's memory
 			}
 			a.jobs++
@@ -154,6 +160,12 @@ func (c *Controller) rebuild(now int64) {
 		s.Gen = old.Gen + 1
 		// Node allocation follows the jobs, so nodes change with them.
 		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, old.PartsUpdate, old.ConfUpdate
+		if !jobs {
+			s.JobsUpdate = old.JobsUpdate
+		}
+		if old.cl != cl {
+			s.PartsUpdate = now
+		}
 	}
 	c.snap.Store(s)
 }

@@ -302,7 +302,7 @@ func (c *Controller) refuseUnsupported(d *codec.JobDesc) error {
 // is offered by some node (operators & | and brackets are separators).
 func (c *Controller) featuresKnown(expr string) bool {
 	have := map[string]bool{}
-	for _, n := range c.opt.Conf.Nodes {
+	for _, n := range c.cluster().nodes {
 		for _, f := range strings.Split(n.Features, ",") {
 			if f != "" {
 				have[f] = true
@@ -380,7 +380,7 @@ func (c *Controller) validDependencyLocked(spec string) error {
 // pickPartition resolves -p (possibly a comma list) or the default, for
 // validating the request: with a list, the first usable one.
 func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
-	parts := c.opt.Conf.Partitions
+	parts := c.cluster().parts
 	if spec == "" {
 		for i := range parts {
 			if parts[i].Default {
@@ -419,7 +419,7 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	var maxMem, maxGPUs uint64
 	var totalCPUs uint32
 	for _, name := range p.Nodes {
-		n := c.opt.Conf.Node(name)
+		n := c.cluster().node(name)
 		if n == nil {
 			continue
 		}
@@ -504,7 +504,7 @@ func commandOf(d *codec.JobDesc) string {
 // first node of the partition, as slurmctld reports before placement).
 func (c *Controller) nodeMemMB(p *conf.Partition) uint64 {
 	for _, name := range p.Nodes {
-		if n := c.opt.Conf.Node(name); n != nil {
+		if n := c.cluster().node(name); n != nil {
 			return n.RealMemory
 		}
 	}

@@ -87,7 +87,7 @@ func (c *Controller) currentTopology() *translate.Topology {
 			return t
 		}
 	}
-	return c.topo
+	return c.cluster().topo
 }
 
 // placeJob picks nodes of p for j in the partition's order, as
@@ -123,7 +123,7 @@ func (c *Controller) placeJob(j *state.Job, p *conf.Partition, topo *translate.T
 		if slices.Contains(exc, name) {
 			continue
 		}
-		n := c.opt.Conf.Node(name)
+		n := c.cluster().node(name)
 		a := topoAgent(topo, name)
 		if n == nil || a == nil || a.Status != translate.AgentAlive || !a.Schedulable {
 			continue

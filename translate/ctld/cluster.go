@@ -1,0 +1,190 @@
+package ctld
+
+import (
+	"context"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/conf"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
+)
+
+// The cluster Slurm clients see: nodes and partitions. A site that names
+// them in its config (NodeName=, PartitionName= lines; the embedded
+// engine always does) gets those, with each node's state from the
+// engine's agent of that name. Otherwise they come from the engine
+// itself: a node per agent, a partition per active resource group. The
+// engine's topology is read again every topoRefresh and soon after jobs
+// start and end, so agents and resource groups may come and go; each
+// change is an immutable cluster published with the next snapshot.
+
+// cluster is one immutable view.
+type cluster struct {
+	nodes  []conf.Node
+	parts  []conf.Partition
+	idx    map[string]int              // node name -> position in nodes
+	agents map[string]*translate.Agent // agent ID -> the engine's agent
+	topo   *translate.Topology
+}
+
+func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
+	if topo == nil {
+		topo = &translate.Topology{}
+	}
+	cl := &cluster{topo: topo, agents: make(map[string]*translate.Agent, len(topo.Agents))}
+	for i := range topo.Agents {
+		cl.agents[topo.Agents[i].ID] = &topo.Agents[i]
+	}
+	if len(cfg.Nodes) > 0 {
+		cl.nodes = cfg.Nodes
+	} else {
+		cl.nodes = nodesOf(topo)
+	}
+	if len(cfg.Partitions) > 0 {
+		cl.parts = cfg.Partitions
+	} else {
+		cl.parts = partitionsOf(topo)
+	}
+	cl.idx = make(map[string]int, len(cl.nodes))
+	for i, n := range cl.nodes {
+		cl.idx[n.Name] = i
+	}
+	return cl
+}
+
+// nodesOf makes a node of every agent, in ID order.
+func nodesOf(topo *translate.Topology) []conf.Node {
+	out := make([]conf.Node, 0, len(topo.Agents))
+	for _, a := range topo.Agents {
+		cpus := uint16(max(a.Capacity.CPU, 1))
+		n := conf.Node{
+			Name: a.ID, Hostname: a.ID, Addr: a.Addr, CPUs: cpus, Boards: max(a.Boards, 1),
+			Sockets: a.Sockets, CoresPerSocket: a.CoresPerSocket, ThreadsPerCore: a.ThreadsPerCore,
+			RealMemory: a.Capacity.Mem >> 20, Weight: 1, State: "UNKNOWN",
+		}
+		if n.Addr == "" {
+			n.Addr = a.ID
+		}
+		if n.Sockets == 0 || n.CoresPerSocket == 0 || n.ThreadsPerCore == 0 {
+			n.Sockets, n.CoresPerSocket, n.ThreadsPerCore = 1, cpus, 1
+		}
+		if g := uint64(a.Capacity.GPUs); g > 0 {
+			n.Gres = "gpu:" + itoa(g)
+			if a.GPUType != "" {
+				n.Gres = "gpu:" + a.GPUType + ":" + itoa(g)
+			}
+		}
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// partitionsOf makes a partition of every active resource group, in name
+// order; the one named "default" (Backend.AI's stock group), else the
+// first, is Slurm's default partition.
+func partitionsOf(topo *translate.Topology) []conf.Partition {
+	var out []conf.Partition
+	for _, g := range topo.Groups {
+		if !g.IsActive {
+			continue
+		}
+		nodes := append([]string(nil), g.AgentIDs...)
+		sort.Strings(nodes)
+		out = append(out, conf.Partition{
+			Name: g.Name, Nodes: nodes, NodesExpr: hostlist.Compress(nodes), State: "UP",
+			MaxTime: conf.Infinite, DefaultTime: 0xFFFFFFFE, MaxNodes: conf.Infinite,
+			PriorityTier: 1, PriorityFactor: 1, OverSubscribe: "NO",
+			AllowAccounts: "ALL", AllowGroups: "ALL", AllowQos: "ALL",
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	def := 0
+	for i := range out {
+		if out[i].Name == "default" {
+			def = i
+		}
+	}
+	if len(out) > 0 {
+		out[def].Default = true
+	}
+	return out
+}
+
+func (cl *cluster) node(name string) *conf.Node {
+	if i, ok := cl.idx[name]; ok {
+		return &cl.nodes[i]
+	}
+	return nil
+}
+
+func (cl *cluster) nodeIndex(name string) int {
+	if i, ok := cl.idx[name]; ok {
+		return i
+	}
+	return -1
+}
+
+func (cl *cluster) agent(name string) *translate.Agent { return cl.agents[name] }
+
+// cluster is the current view (any goroutine).
+func (c *Controller) cluster() *cluster { return c.cl.Load() }
+
+// topoRefresh is how often the engine's topology is read again.
+var topoRefresh = 10 * time.Second
+
+// topoMinGap bounds how often a kick (a job started or ended) reads it.
+const topoMinGap = time.Second
+
+// kickTopology asks for an early topology read.
+func (c *Controller) kickTopology() {
+	select {
+	case c.topoKick <- struct{}{}:
+	default:
+	}
+}
+
+// refreshTopology reads the engine's topology every topoRefresh and when
+// kicked, and publishes a new cluster when it changed.
+func (c *Controller) refreshTopology(ctx context.Context) {
+	t := time.NewTicker(topoRefresh)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.topoKick:
+			if wait := topoMinGap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		}
+		last = time.Now()
+		tctx, cancel := context.WithTimeout(ctx, engineTimeout)
+		topo, err := c.opt.Backend.Topology(tctx)
+		cancel()
+		if err != nil {
+			c.logf("topology: %v (the last one stays)", err)
+			continue
+		}
+		c.setTopology(topo)
+	}
+}
+
+// setTopology publishes topo, and a snapshot with it, if it changed.
+func (c *Controller) setTopology(topo *translate.Topology) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.cluster(); old != nil && reflect.DeepEqual(old.topo, topo) {
+		return
+	}
+	c.cl.Store(newCluster(c.opt.Conf, topo))
+	c.rebuildWith(time.Now().Unix(), false)
+}
