@@ -126,7 +126,8 @@ type SessionSpec struct {
 	Groups   []uint32
 	UserName string
 
-	Image     string // --container; "" = run on the host (embedded engine)
+	Project   string // Backend.AI project (group): the job's -A, else the partition's; "" = the user's default
+	Image     string // --container, else the partition's; "" = run on the host (embedded engine)
 	Script    string
 	Argv      []string
 	Env       []string // the job's whole environment, SLURM_* included

@@ -60,6 +60,15 @@ type Partition struct {
 	AllowQos       string
 	DefMemPerCPU   uint64
 	MaxMemPerCPU   uint64
+
+	// Frontend-only keys of a PartitionName line (a Backend.AI site):
+	// the resource group the partition's jobs run in (default: the
+	// partition's name), the project they are counted on unless the job
+	// names one (-A), and the image of jobs without --container. A
+	// partition without Nodes= has the resource group's agents.
+	ResourceGroup string // FrontendResourceGroup=
+	Project       string // FrontendProject=
+	Image         string // FrontendImage=
 }
 
 // Config is the parsed file. Keys maps lower-cased keys to the last
@@ -519,6 +528,9 @@ func (pr *parser) parsePartition(kv [][2]string) (Partition, error) {
 		AllowAccounts: firstNonEmpty(attrs["allowaccounts"], "ALL"),
 		AllowGroups:   firstNonEmpty(attrs["allowgroups"], "ALL"),
 		AllowQos:      firstNonEmpty(attrs["allowqos"], "ALL"),
+		ResourceGroup: firstNonEmpty(attrs["frontendresourcegroup"], kv[0][1]),
+		Project:       attrs["frontendproject"],
+		Image:         attrs["frontendimage"],
 	}
 	var err error
 	if v := attrs["nodes"]; v != "" && !strings.EqualFold(v, "ALL") {

@@ -44,6 +44,19 @@ func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
 	}
 	if len(cfg.Partitions) > 0 {
 		cl.parts = cfg.Partitions
+		copied := false
+		for i, p := range cfg.Partitions {
+			if p.NodesExpr != "" || len(p.Nodes) > 0 {
+				continue
+			}
+			// A site's partition over a resource group's agents (the
+			// config's own partitions stay as written).
+			if !copied {
+				cl.parts, copied = append([]conf.Partition(nil), cfg.Partitions...), true
+			}
+			cl.parts[i].Nodes = groupAgents(topo, p.ResourceGroup)
+			cl.parts[i].NodesExpr = hostlist.Compress(cl.parts[i].Nodes)
+		}
 	} else {
 		cl.parts = partitionsOf(topo)
 	}
@@ -52,6 +65,18 @@ func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
 		cl.idx[n.Name] = i
 	}
 	return cl
+}
+
+// groupAgents lists the agents of resource group name, sorted.
+func groupAgents(topo *translate.Topology, name string) []string {
+	for _, g := range topo.Groups {
+		if g.Name == name {
+			out := append([]string(nil), g.AgentIDs...)
+			sort.Strings(out)
+			return out
+		}
+	}
+	return nil
 }
 
 // nodesOf makes a node of every agent, in ID order.
@@ -116,6 +141,15 @@ func partitionsOf(topo *translate.Topology) []conf.Partition {
 func (cl *cluster) node(name string) *conf.Node {
 	if i, ok := cl.idx[name]; ok {
 		return &cl.nodes[i]
+	}
+	return nil
+}
+
+func (cl *cluster) part(name string) *conf.Partition {
+	for i := range cl.parts {
+		if cl.parts[i].Name == name {
+			return &cl.parts[i]
+		}
 	}
 	return nil
 }

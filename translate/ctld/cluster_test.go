@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -121,5 +122,36 @@ func TestClusterFromEngine(t *testing.T) {
 	c.setTopology(c.cluster().topo)
 	if c.Snapshot().Gen != gen {
 		t.Errorf("an unchanged topology made a new snapshot")
+	}
+}
+
+// A site pairs projects with resource groups: partitions of its own over
+// the engine's hardware, several over one resource group, each with its
+// project and default image; their nodes are the group's agents.
+func TestClusterSitePartitions(t *testing.T) {
+	cfg, err := conf.Parse(strings.NewReader(
+		"PartitionName=chem Default=YES PriorityTier=2 FrontendResourceGroup=gpu FrontendProject=chemistry FrontendImage=cr.backend.ai/stable/python:3.11\n" +
+			"PartitionName=bio FrontendResourceGroup=gpu FrontendProject=biology\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := &translate.Topology{
+		Groups: []translate.ResourceGroup{{Name: "gpu", IsActive: true, AgentIDs: []string{"g-2", "g-1"}}},
+		Agents: []translate.Agent{agent("g-1", "gpu", 32, 256, 4), agent("g-2", "gpu", 32, 256, 4)},
+	}
+	cl := newCluster(cfg, topo)
+	if len(cl.nodes) != 2 || len(cl.parts) != 2 {
+		t.Fatalf("%d nodes, %d partitions", len(cl.nodes), len(cl.parts))
+	}
+	for _, p := range cl.parts {
+		if p.NodesExpr != "g-[1-2]" || p.ResourceGroup != "gpu" {
+			t.Errorf("partition %s: nodes %q, resource group %q", p.Name, p.NodesExpr, p.ResourceGroup)
+		}
+	}
+	if p := cl.part("chem"); p.Project != "chemistry" || p.Image != "cr.backend.ai/stable/python:3.11" || p.PriorityTier != 2 || !p.Default {
+		t.Errorf("chem: %+v", p)
+	}
+	if len(cfg.Partitions[0].Nodes) != 0 {
+		t.Errorf("the config's partition was changed: %+v", cfg.Partitions[0])
 	}
 }

@@ -453,6 +453,17 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		KillWait: time.Duration(c.killWait()) * time.Second,
 		Rlimits:  c.jobRlimits(sc.Env),
 	}
+	// The partition says where the session runs on Backend.AI: its
+	// resource group, and the project and image of jobs naming none.
+	if p := c.cluster().part(j.Partition); p != nil {
+		spec.ResourceGroup = p.ResourceGroup
+		if spec.Project = j.Account; spec.Project == "" {
+			spec.Project = p.Project
+		}
+		if spec.Image == "" {
+			spec.Image = p.Image
+		}
+	}
 	if spec.StdOut == "" {
 		pat := "slurm-%j.out"
 		if j.ArrayJobID != 0 {
