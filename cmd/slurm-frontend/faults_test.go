@@ -829,6 +829,48 @@ func mountFS(t *testing.T, dir string, args ...string) {
 	})
 }
 
+// waitLoopReleased waits until no loop device is attached to img, and
+// says who still holds it if one stays ("" once it is free).
+func waitLoopReleased(img string, patience time.Duration) string {
+	var devs string
+	for end := time.Now().Add(patience); ; time.Sleep(100 * time.Millisecond) {
+		out, _ := exec.Command("losetup", "-j", img).Output()
+		devs = strings.TrimSpace(string(out))
+		if devs == "" {
+			return ""
+		}
+		if time.Now().After(end) {
+			break
+		}
+	}
+	// Which processes' mount namespaces still have it mounted.
+	dev, _, _ := strings.Cut(devs, ":")
+	var holders []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if mi, err := os.ReadFile(filepath.Join("/proc", e.Name(), "mountinfo")); err == nil && bytes.Contains(mi, []byte(" "+dev+" ")) {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			holders = append(holders, e.Name()+":"+strings.ReplaceAll(strings.TrimRight(string(cmd), "\x00"), "\x00", " "))
+		}
+	}
+	return fmt.Sprintf("%s; mounted in the namespaces of %v", devs, holders)
+}
+
+// exitCode is a command's exit status (0 for nil, -1 when it did not run).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
+}
+
 // fsFree is the space left to unprivileged writers on the file system of
 // dir, in bytes.
 func fsFree(dir string) int64 {
@@ -1282,11 +1324,26 @@ func TestFaultReadOnly(t *testing.T) {
 	if err := syscall.Unmount(stateDir, 0); err != nil {
 		t.Fatalf("unmount the read-only state: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond) // the loop device is released
-	fsck, _ := exec.Command("e2fsck", "-fy", img).CombinedOutput()
+	// The file system (and its error state) lives on while any mount
+	// namespace holds it (a job's shim has its own), and mount -o loop
+	// reuses a loop device still attached to the image: wait until the
+	// kernel has let go of it, so that the check and the new mount see
+	// the disk, not the old read-only superblock.
+	if held := waitLoopReleased(img, 20*time.Second); held != "" {
+		t.Fatalf("the read-only state is still held after unmount: %s", held)
+	}
+	fsck, err := exec.Command("e2fsck", "-fy", img).CombinedOutput()
+	if code := exitCode(err); code < 0 || code > 1 { // 1: errors corrected
+		t.Fatalf("e2fsck: %v\n%s", err, fsck)
+	}
 	if out, err := exec.Command("mount", "-o", "loop,errors=remount-ro", img, stateDir).CombinedOutput(); err != nil {
 		t.Fatalf("mount again: %v %s", err, out)
 	}
+	if err := os.WriteFile(filepath.Join(stateDir, "probe"), nil, 0o600); err != nil {
+		mi, _ := exec.Command("findmnt", "-o", "TARGET,SOURCE,OPTIONS", stateDir).CombinedOutput()
+		t.Fatalf("the checked state is not writable after mounting it again (%v):\n%s\nfsck said:\n%s", err, mi, fsck)
+	}
+	os.Remove(filepath.Join(stateDir, "probe"))
 	if err := f.tryStart(); err != nil {
 		t.Fatalf("restart on the checked state: %v", err)
 	}

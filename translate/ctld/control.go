@@ -103,6 +103,7 @@ type killBatch struct {
 	now      int64        // the cancel time
 	toKill   []*state.Job // marked cancelled; the engine ends their sessions
 	toSignal []*state.Job // running jobs to signal (--batch or --full)
+	creating []<-chan struct{} // sessions being created: closed once the cancel reached them
 	changed  bool         // records changed: the snapshot needs a rebuild
 }
 
@@ -203,6 +204,11 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 		go c.persistLater(j.ID)
 	}
 	b.changed = true
+	if j.SessionID == sessionCreating {
+		if ch := c.creating[j.ID]; ch != nil {
+			b.creating = append(b.creating, ch)
+		}
+	}
 	b.toKill = append(b.toKill, &j)
 	return killEnding, nil
 }
@@ -218,6 +224,20 @@ func (c *Controller) endKilled(b *killBatch) {
 	// user planted since). Many jobs (scancel -u) are ended in
 	// parallel, a bounded number at once.
 	eachBounded(b.toKill, func(j *state.Job) { c.destroy(j.ID, j.SessionID, false) })
+	// A job whose session was being created: handOver ends the session
+	// once the engine has made it; the cancel is acknowledged after
+	// that (bounded by the engine's timeout), not before.
+	if len(b.creating) > 0 {
+		deadline := time.NewTimer(engineTimeout + time.Second)
+		defer deadline.Stop()
+		for _, ch := range b.creating {
+			select {
+			case <-ch:
+			case <-deadline.C:
+				return
+			}
+		}
+	}
 }
 
 // signalJob sends the batch's signal to a running job of its toSignal

@@ -75,6 +75,12 @@ type Controller struct {
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
 	createdAt map[string]time.Time
+	// creating: jobs whose session is being created (c.mu), closed once
+	// the create has returned and, for a job cancelled meanwhile, the
+	// session has been ended: a cancel waits for it before it is
+	// acknowledged, so that no script starts after the client is told
+	// the job is cancelled, even across a crash.
+	creating map[uint32]chan struct{}
 }
 
 type counters struct {

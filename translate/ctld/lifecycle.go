@@ -338,10 +338,24 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	if ce := c.entry(target.ID); ce != nil {
 		c.replace(ce, target)
 	}
+	created := make(chan struct{})
+	if c.creating == nil {
+		c.creating = map[uint32]chan struct{}{}
+	}
+	c.creating[target.ID] = created
+	// Closed when the hand-over is over (after the destroy of a session
+	// cancelled meanwhile): a cancel waits for it (endKilled).
+	release := func() {
+		delete(c.creating, target.ID)
+		close(created)
+	}
 	sc, err := c.opt.Store.Script(scriptID(target))
 	c.mu.Unlock()
 	if err != nil {
 		c.logf("job %d: no script: %v", target.ID, err)
+		c.mu.Lock()
+		release()
+		c.mu.Unlock()
 		return
 	}
 	spec := c.sessionSpec(target, sc, tasks)
@@ -350,11 +364,25 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.creating, target.ID)
+	releaseAfter := func(destroy func()) {
+		go func() {
+			destroy()
+			close(created)
+		}()
+	}
+	done := true // close created on return, unless a destroy does it
+	defer func() {
+		if done {
+			close(created)
+		}
+	}()
 	now := time.Now().Unix()
 	if cur := c.entry(target.ID); cur != nil && cur.job().SessionID != sessionCreating {
 		// Changed meanwhile (held, requeued): take the session back.
 		if err == nil {
-			go c.destroy(target.ID, string(id), true)
+			done = false
+			releaseAfter(func() { c.destroy(target.ID, string(id), true) })
 		}
 		return
 	} else if cur != nil && !codec.JobIsPending(cur.job().State) {
@@ -377,7 +405,8 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		}
 		c.rebuild(now)
 		if err == nil {
-			go c.destroy(cj.ID, string(id), false)
+			done = false
+			releaseAfter(func() { c.destroy(cj.ID, string(id), false) })
 		}
 		return
 	}
