@@ -99,12 +99,12 @@ func (c *Controller) kill(req *Request) Reply {
 // engine work done once the lock is released (endKilled, signalJob).
 type killBatch struct {
 	sig      int
-	flags    uint16       // KILL_* bits
-	now      int64        // the cancel time
-	toKill   []*state.Job // marked cancelled; the engine ends their sessions
-	toSignal []*state.Job // running jobs to signal (--batch or --full)
+	flags    uint16            // KILL_* bits
+	now      int64             // the cancel time
+	toKill   []*state.Job      // marked cancelled; the engine ends their sessions
+	toSignal []*state.Job      // running jobs to signal (--batch or --full)
 	creating []<-chan struct{} // sessions being created: closed once the cancel reached them
-	changed  bool         // records changed: the snapshot needs a rebuild
+	changed  bool              // records changed: the snapshot needs a rebuild
 }
 
 // newKillBatch starts a batch for signal sig (0 = SIGKILL) and flags.
