@@ -461,10 +461,27 @@ func buildSchema() map[string]*gType {
 		"user":     f("User", resolveUser, arg("domain_name", "String"), arg("email", "String")),
 		"keypairs": f("[KeyPair]", resolveKeypairs, arg("domain_name", "String"), arg("email", "String"), arg("is_active", "Boolean")),
 		"keypair":  f("KeyPair", resolveKeypair, arg("domain_name", "String"), arg("access_key", "String")),
+		// image(id, reference, architecture): Image.load_item resolves the
+		// reference as session creation does (canonical name, then alias).
+		"image":  f("Image", resolveImageQuery, arg("id", "String"), arg("reference", "String"), argDef("architecture", "String", "x86_64")),
+		"images": f("[Image]", resolveImages, arg("is_installed", "Boolean"), arg("is_operation", "Boolean")),
+	}
+	imgF := fmap{
+		"id":           f("UUID", v(func(i *image) any { return i.id })),
+		"name":         f("String", v(func(i *image) any { return imageParts(i.name)[1] })),
+		"namespace":    f("String", v(func(i *image) any { return imageParts(i.name)[1] })),
+		"registry":     f("String", v(func(i *image) any { return imageParts(i.name)[0] })),
+		"tag":          f("String", v(func(i *image) any { return imageParts(i.name)[2] })),
+		"architecture": f("String", v(func(i *image) any { return i.arch })),
+		"is_local":     f("Boolean", v(func(i *image) any { return i.isLocal })),
+		"aliases":      f("[String]", v(func(i *image) any { return strList(i.aliases) })),
+		"status":       f("String", v(func(i *image) any { return "ALIVE" })),
+		"installed":    f("Boolean", v(func(i *image) any { return true })),
+		"digest":       f("String", v(func(i *image) any { return "sha256:" + strings.Repeat("0", 64) })),
 	}
 	types := map[string]fmap{"Query": query, "ComputeSession": sess, "ComputeContainer": kern, "Agent": agentF,
 		"ScalingGroup": sg, "User": usr, "UserGroup": ug, "KeyPair": kpF, "ComputeSessionList": list("ComputeSession"),
-		"AgentList": list("Agent"), "UserList": list("User")}
+		"AgentList": list("Agent"), "UserList": list("User"), "Image": imgF}
 	out := map[string]*gType{}
 	for n, fs := range types {
 		out[n] = &gType{name: n, fields: fs}
@@ -950,6 +967,45 @@ func resolveScalingGroups(x *gqlExec, _ any, a map[string]any) (any, error) {
 		out = append(out, rg)
 	}
 	return out, nil
+}
+
+func resolveImageQuery(x *gqlExec, _ any, a map[string]any) (any, error) {
+	arch, _ := argStr(a, "architecture")
+	if id, ok := argStr(a, "id"); ok && id != "" {
+		for _, im := range x.d.images {
+			if im.id == id {
+				return im, nil
+			}
+		}
+		return nil, nil
+	}
+	// By canonical reference only: aliases are resolved by session
+	// creation, not by this query.
+	ref, _ := argStr(a, "reference")
+	for _, im := range x.d.images {
+		if im.name == ref && im.arch == arch {
+			return im, nil
+		}
+	}
+	return nil, nil
+}
+
+func resolveImages(x *gqlExec, _ any, _ map[string]any) (any, error) {
+	out := make([]any, 0, len(x.d.images))
+	for _, im := range x.d.images {
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+// imageParts splits "registry/namespace:tag".
+func imageParts(name string) [3]string {
+	reg, rest, ok := strings.Cut(name, "/")
+	if !ok {
+		reg, rest = "", name
+	}
+	ns, tag, _ := strings.Cut(rest, ":")
+	return [3]string{reg, ns, tag}
 }
 
 func resolveScalingGroup(x *gqlExec, _ any, a map[string]any) (any, error) {

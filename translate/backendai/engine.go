@@ -1,0 +1,898 @@
+package backendai
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lablup/slurm-frontend/translate"
+)
+
+// The engine: the controller's translate.Backend and translate.Executor
+// over a Backend.AI manager. Every job is a batch session owned by the
+// job's user (delegation with owner_access_key), in the partition's
+// resource group and the job's project; the manager schedules it, and
+// its events and listings are the truth the controller follows.
+//
+// What a job needs that Backend.AI has no field for travels in the
+// session's startup command (startupScript): the job script itself, the
+// working directory, the -i/-o/-e redirections, and a marker line with
+// the script's exit status written to the container log, because 26.8's
+// batch result is only SUCCESS or FAILURE. The job's paths are used as
+// they are: the site mounts the file systems its login nodes share into
+// its containers at the same paths (an agent mount, or vfolders mounted
+// there), as a Slurm site mounts them on its compute nodes.
+
+// EngineConfig configures an Engine.
+type EngineConfig struct {
+	Client *Client
+	// Cluster names the frontend in session tags ("slurm:<cluster>:<job>"):
+	// several frontends may share one manager.
+	Cluster string
+	Domain  string // the users' domain (default "default")
+	// Project is the Backend.AI project (group) of jobs that name none
+	// (-A) on partitions that name none (default "default").
+	Project string
+	// Image runs jobs that name none (--container) on partitions that
+	// name none (FrontendImage=).
+	Image string
+	// Account maps a Unix user name to its Backend.AI username (default:
+	// the same name).
+	Account func(unixName string) string
+	// AnyContainerUID lets a job run for a Backend.AI user whose
+	// container uid is not the job's Unix uid (its files would be
+	// written as another uid: refused by default).
+	AnyContainerUID bool
+	Logger          *log.Logger
+}
+
+// Engine is a translate.Backend and translate.Executor on Backend.AI.
+type Engine struct {
+	cfg       EngineConfig
+	c         *Client
+	tag       string // "slurm:<cluster>:"
+	events    chan translate.SessionEvent
+	ctx       context.Context
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+	ends      chan string // session ids whose end is to be read
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	users    map[string]userEntry             // username → account
+	sessions map[string]*tracked              // ours, by session id
+	ended    map[string]translate.SessionInfo // ends read, until purged
+	listed   time.Time                        // the last complete Sessions
+}
+
+type userEntry struct {
+	u   *User
+	err error
+	at  time.Time
+}
+
+// tracked is what the engine knows of one of its sessions.
+type tracked struct {
+	job    uint32
+	owner  string // access key
+	status translate.SessionStatus
+	nodes  []string
+	ending bool // its end is being read
+}
+
+// exitMarker starts the line the startup command writes to the container
+// log when the job script has ended ("<marker> <status>"); launchMarker,
+// once the job's redirections are in place.
+const (
+	exitMarker   = "\x1eslurm-frontend exit"
+	launchMarker = "\x1eslurm-frontend launched"
+)
+
+// userTTL is how long an account lookup is trusted.
+const userTTL = 2 * time.Minute
+
+// NewEngine starts an engine (its event stream) on cfg.Client.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("backendai: no client")
+	}
+	if cfg.Domain == "" {
+		cfg.Domain = "default"
+	}
+	if cfg.Project == "" {
+		cfg.Project = "default"
+	}
+	if cfg.Cluster == "" {
+		cfg.Cluster = "cluster"
+	}
+	if cfg.Account == nil {
+		cfg.Account = func(s string) string { return s }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log.New(discard{}, "", 0)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	e := &Engine{cfg: cfg, c: cfg.Client, tag: "slurm:" + cfg.Cluster + ":", events: make(chan translate.SessionEvent, 4096),
+		ctx: ctx, stop: stop, ends: make(chan string, 4096), users: map[string]userEntry{},
+		sessions: map[string]*tracked{}, ended: map[string]translate.SessionInfo{}}
+	e.wg.Add(2)
+	go e.stream()
+	go e.readEnds()
+	return e, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Close stops the event stream; sessions run on.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		e.stop()
+		e.wg.Wait()
+		close(e.events)
+	})
+	return nil
+}
+
+// Name is the engine's name in logs and sdiag.
+func (e *Engine) Name() string { return "backend.ai" }
+
+// Events delivers session status changes, in order per session.
+func (e *Engine) Events() <-chan translate.SessionEvent { return e.events }
+
+// ---------------------------------------------------------------------
+// Topology.
+
+// Topology reads the manager's agents and active resource groups.
+func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
+	agents, err := e.c.Agents(ctx, AgentFilter{})
+	if err != nil {
+		return nil, engineErr(err)
+	}
+	groups, err := e.c.ResourceGroups(ctx, true)
+	if err != nil {
+		return nil, engineErr(err)
+	}
+	topo := &translate.Topology{}
+	members := map[string][]string{}
+	for _, a := range agents {
+		if a.Status == "TERMINATED" {
+			continue // gone for good: not a node any more
+		}
+		cpu, _ := a.AvailableSlots.Float("cpu")
+		mem, _ := a.AvailableSlots.Uint("mem")
+		gpu, _ := a.AvailableSlots.Float("cuda.device")
+		ocpu, _ := a.OccupiedSlots.Float("cpu")
+		omem, _ := a.OccupiedSlots.Uint("mem")
+		ogpu, _ := a.OccupiedSlots.Float("cuda.device")
+		cores := uint16(max(1, min(cpu, 65535)))
+		ta := translate.Agent{ID: a.ID, Addr: agentHost(a.Addr), ResourceGroup: a.ResourceGroup,
+			Status: translate.AgentStatus(a.Status), Schedulable: a.Schedulable, Arch: a.Architecture,
+			Capacity: translate.Slots{CPU: cpu, Mem: mem, GPUs: gpu}, Occupied: translate.Slots{CPU: ocpu, Mem: omem, GPUs: ogpu},
+			Sockets: 1, CoresPerSocket: cores, ThreadsPerCore: 1, Boards: 1, Version: a.Version}
+		if gpu > 0 {
+			ta.GPUType = "cuda"
+		}
+		if a.FirstContact != nil {
+			ta.BootTime = a.FirstContact.Unix()
+		}
+		topo.Agents = append(topo.Agents, ta)
+		members[a.ResourceGroup] = append(members[a.ResourceGroup], a.ID)
+	}
+	for _, g := range groups {
+		topo.Groups = append(topo.Groups, translate.ResourceGroup{Name: g.Name, IsActive: g.IsActive, AgentIDs: members[g.Name]})
+	}
+	return topo, nil
+}
+
+// agentHost is the host of an agent's RPC address ("tcp://10.0.0.5:6001").
+func agentHost(addr string) string {
+	a := strings.TrimPrefix(strings.TrimPrefix(addr, "tcp://"), "http://")
+	if h, _, ok := strings.Cut(a, ":"); ok && !strings.Contains(h, "[") {
+		return h
+	}
+	return a
+}
+
+// ---------------------------------------------------------------------
+// Accounts and images.
+
+// account finds the Backend.AI user a Unix user's jobs run as, and checks
+// that its containers run with the job's identity.
+func (e *Engine) account(ctx context.Context, spec *translate.SessionSpec) (*User, error) {
+	name := e.cfg.Account(spec.UserName)
+	e.mu.Lock()
+	ue, ok := e.users[name]
+	e.mu.Unlock()
+	if !ok || time.Since(ue.at) > userTTL {
+		u, err := e.c.UserByUsername(ctx, name, e.cfg.Domain)
+		switch {
+		case err == nil && (!u.IsActive || u.MainAccessKey == ""):
+			err = fmt.Errorf("%w: Backend.AI user %q is not active or has no keypair", translate.ErrNoAccount, name)
+			u = nil
+		case IsNotFound(err):
+			err = fmt.Errorf("%w: no Backend.AI user %q in domain %s", translate.ErrNoAccount, name, e.cfg.Domain)
+		case IsAmbiguous(err):
+			err = fmt.Errorf("%w: Backend.AI username %q is ambiguous", translate.ErrNoAccount, name)
+		case err != nil:
+			return nil, engineErr(err) // not cached: the manager may be back soon
+		}
+		ue = userEntry{u: u, err: err, at: time.Now()}
+		e.mu.Lock()
+		e.users[name] = ue
+		e.mu.Unlock()
+	}
+	if ue.err != nil {
+		return nil, ue.err
+	}
+	u := ue.u
+	if !e.cfg.AnyContainerUID && (u.ContainerUID == nil || uint32(*u.ContainerUID) != spec.UID) {
+		have := "the agents' kernel uid"
+		if u.ContainerUID != nil {
+			have = "uid " + strconv.Itoa(*u.ContainerUID)
+		}
+		return nil, fmt.Errorf("%w: Backend.AI user %q runs containers as %s, not as uid %d: the job's files would belong to someone else (set the user's container_uid)",
+			translate.ErrForbidden, name, have, spec.UID)
+	}
+	return u, nil
+}
+
+// CheckImage says whether an image (sbatch --container) exists for the
+// manager. The manager is asked as the admin: the image registry is not
+// per user, and no file of the user's is read.
+func (e *Engine) CheckImage(image string, uid, gid uint32) error {
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := e.c.Image(ctx, image, ""); err != nil {
+		if IsInvalidImage(err) || IsNotFound(err) {
+			return fmt.Errorf("%w: %s is not an image Backend.AI knows", translate.ErrInvalidImage, image)
+		}
+		return engineErr(err)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------
+// Sessions.
+
+// CheckSpec refuses, at submission, what a Backend.AI session cannot do
+// as Slurm would (honest compatibility: never run it with other
+// semantics).
+func (e *Engine) CheckSpec(spec *translate.SessionSpec) error {
+	switch {
+	case len(spec.ExcNodes) > 0:
+		return fmt.Errorf("%w: Backend.AI cannot keep a session off given agents (--exclude)", translate.ErrNotSupported)
+	case spec.Exclusive:
+		return fmt.Errorf("%w: Backend.AI cannot give a session whole agents (--exclusive)", translate.ErrNotSupported)
+	case spec.Signal != 0:
+		return fmt.Errorf("%w: Backend.AI cannot signal a session before its time limit (--signal)", translate.ErrNotSupported)
+	case len(spec.ReqNodes) > 0 && uint32(len(spec.ReqNodes)) != spec.Nodes:
+		return fmt.Errorf("%w: Backend.AI places a session on exactly the agents it is given (-w must name -N agents)", translate.ErrNotSupported)
+	}
+	return nil
+}
+
+// CreateSession enqueues the job's batch session as its user.
+func (e *Engine) CreateSession(ctx context.Context, spec translate.SessionSpec) (translate.SessionID, error) {
+	if err := e.CheckSpec(&spec); err != nil {
+		return "", err
+	}
+	u, err := e.account(ctx, &spec)
+	if err != nil {
+		return "", err
+	}
+	image := spec.Image
+	if image == "" {
+		image = e.cfg.Image
+	}
+	if image == "" {
+		return "", fmt.Errorf("%w: no image: give the partition FrontendImage= or the job --container", translate.ErrInvalidImage)
+	}
+	project := spec.Project
+	if project == "" {
+		project = e.cfg.Project
+	}
+	cmd, err := startupScript(&spec)
+	if err != nil {
+		return "", err
+	}
+	req := CreateSessionRequest{
+		Name: sessionName(spec), Image: image, Domain: e.cfg.Domain, Group: project, OwnerAccessKey: u.MainAccessKey,
+		ResourceGroup: spec.ResourceGroup, StartupCommand: cmd, StartsAt: spec.StartAt,
+		Tag: e.tag + strconv.FormatUint(uint64(spec.JobID), 10), Environ: environ(spec.Env),
+		Resources: Resources{CPU: float64(max(1, spec.CPUsPerNode)), CUDADevices: float64(spec.GPUsPerNode)},
+		AgentList: spec.ReqNodes,
+	}
+	if spec.MemPerNodeMB > 0 && !spec.AllMemory {
+		req.Resources.Mem = spec.MemPerNodeMB << 20
+	}
+	if spec.Nodes > 1 {
+		req.ClusterMode, req.ClusterSize = MultiNode, int(spec.Nodes)
+	}
+	if spec.TimeLimit > 0 {
+		req.BatchTimeout = spec.TimeLimit
+	}
+	cs, err := e.c.CreateBatchSession(ctx, req)
+	if err != nil {
+		return "", engineErr(err)
+	}
+	e.mu.Lock()
+	if _, ok := e.sessions[cs.SessionID]; !ok {
+		// No status yet: the stream's first event (PENDING) is passed on.
+		e.sessions[cs.SessionID] = &tracked{job: spec.JobID, owner: u.MainAccessKey}
+	}
+	e.mu.Unlock()
+	return translate.SessionID(cs.SessionID), nil
+}
+
+// sessionName is unique per owner among live sessions: one job, one name.
+func sessionName(spec translate.SessionSpec) string {
+	return "slurm-" + strconv.FormatUint(uint64(spec.JobID), 10)
+}
+
+// environ is the job's environment as Backend.AI's environ map. A name
+// given twice keeps its last value, as the kernel's environment would.
+func environ(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// startupScript is the batch command: it writes the job script into the
+// container, enters the job's directory as slurmstepd does (or /tmp, with
+// slurmstepd's message), opens the job's input and outputs as the
+// container's user, runs the script with its arguments and writes its
+// exit status to the container log.
+func startupScript(spec *translate.SessionSpec) (string, error) {
+	var delim string
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		delim = "SLURM_FRONTEND_" + hex.EncodeToString(b[:])
+		if !strings.Contains(spec.Script, delim) {
+			break
+		}
+	}
+	if strings.ContainsRune(spec.Script, 0) {
+		return "", fmt.Errorf("%w: the job script holds a NUL byte", translate.ErrImpossible)
+	}
+	script := spec.Script
+	if !strings.HasSuffix(script, "\n") {
+		script += "\n"
+	}
+	in := spec.StdIn
+	if in == "" {
+		in = "/dev/null"
+	}
+	out, errp := spec.StdOut, spec.StdErr
+	if out == "" {
+		out = "/dev/null"
+	}
+	redirOut := ">"
+	if spec.AppendOut {
+		redirOut = ">>"
+	}
+	var b strings.Builder
+	b.WriteString("if [ -n \"${SLURM_UMASK:-}\" ]; then umask \"$SLURM_UMASK\"; fi\n")
+	b.WriteString("t=$(mktemp -d \"${TMPDIR:-/tmp}/slurm-frontend.XXXXXX\") || exit 1\n")
+	b.WriteString("cat > \"$t/slurm_script\" <<'" + delim + "'\n" + script + delim + "\n")
+	b.WriteString("chmod 700 \"$t/slurm_script\"\n")
+	wd := spec.WorkDir
+	if wd == "" {
+		wd = "/tmp"
+	}
+	fmt.Fprintf(&b, "cd -- %s 2>/dev/null || { printf '%%s\\n' %s >&2; cd /tmp; }\n", shq(wd),
+		shq("slurmstepd: error: couldn't chdir to `"+wd+"': No such file or directory: going to /tmp instead"))
+	b.WriteString("(\n")
+	fmt.Fprintf(&b, "exec <%s\n", shq(in))
+	fmt.Fprintf(&b, "exec %s%s\n", redirOut, shq(out))
+	if errp == "" || errp == out {
+		b.WriteString("exec 2>&1\n")
+	} else {
+		fmt.Fprintf(&b, "exec 2%s%s\n", redirOut, shq(errp))
+	}
+	fmt.Fprintf(&b, "printf '%%s\\n' %s >&3\n", shq(launchMarker))
+	b.WriteString("exec 3>&- \"$t/slurm_script\"")
+	for _, a := range spec.Argv[min(1, len(spec.Argv)):] {
+		b.WriteString(" " + shq(a))
+	}
+	b.WriteString("\n) 3>&1\nrc=$?\nrm -rf \"$t\"\n")
+	fmt.Fprintf(&b, "printf '%%s %%d\\n' %s \"$rc\"\nexit \"$rc\"\n", shq(exitMarker))
+	return b.String(), nil
+}
+
+// shq quotes s for a POSIX shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+var exitRe = regexp.MustCompile(regexp.QuoteMeta(exitMarker) + ` (-?\d+)\n`)
+
+// exitFromLog finds the job script's exit status and whether its
+// redirections were made, in a container log.
+func exitFromLog(logs string) (code int, found, launched bool) {
+	launched = strings.Contains(logs, launchMarker+"\n")
+	m := exitRe.FindAllStringSubmatch(logs, -1)
+	if len(m) == 0 {
+		return 0, false, launched
+	}
+	code, err := strconv.Atoi(m[len(m)-1][1])
+	return code, err == nil, launched
+}
+
+// DestroySession terminates (or, pending, cancels) a session.
+func (e *Engine) DestroySession(ctx context.Context, id translate.SessionID, forced bool) error {
+	e.mu.Lock()
+	var owner string
+	if t := e.sessions[string(id)]; t != nil {
+		owner = t.owner
+	}
+	e.mu.Unlock()
+	_, err := e.c.DestroySession(ctx, string(id), DestroyOptions{Forced: forced, OwnerAccessKey: owner})
+	switch {
+	case err == nil:
+		return nil
+	case IsNotFound(err):
+		return fmt.Errorf("%w: %s", translate.ErrNoSession, id)
+	case errors.Is(err, ErrInvalidRequest):
+		return fmt.Errorf("%w: %s: %v", translate.ErrNoSession, id, err)
+	}
+	return engineErr(err)
+}
+
+// Purge forgets an ended session once the controller has recorded its end.
+func (e *Engine) Purge(_ context.Context, id translate.SessionID) error {
+	e.mu.Lock()
+	delete(e.ended, string(id))
+	delete(e.sessions, string(id))
+	e.mu.Unlock()
+	return nil
+}
+
+// status maps a Backend.AI session status onto the controller's.
+func status(s string) (translate.SessionStatus, bool) {
+	switch s {
+	case StatusPending, StatusDeprioritizing, StatusReserved, StatusRescheduling, StatusPreempted:
+		return translate.SessionPending, true
+	case StatusScheduled:
+		return translate.SessionScheduled, true
+	case StatusPreparing, StatusPulling, StatusPrepared, StatusCreating:
+		return translate.SessionPreparing, true
+	case StatusRunning, StatusRestarting, StatusRunningDegraded:
+		return translate.SessionRunning, true
+	case StatusTerminating:
+		return translate.SessionTerminating, true
+	case StatusTerminated:
+		return translate.SessionTerminated, true
+	case StatusCancelled:
+		return translate.SessionCancelled, true
+	case StatusError:
+		return translate.SessionError, true
+	}
+	return "", false
+}
+
+// jobOf reads the job id from one of our tags ("" when not ours).
+func (e *Engine) jobOf(tag string) (uint32, bool) {
+	rest, ok := strings.CutPrefix(tag, e.tag)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(rest, 10, 32)
+	return uint32(n), err == nil && n > 0
+}
+
+// info is a listed session as the controller sees it; logs (terminal
+// sessions only) give the exit status.
+func (e *Engine) info(s *Session, job uint32, logs string, haveLogs bool) translate.SessionInfo {
+	st, _ := status(s.Status)
+	in := translate.SessionInfo{ID: translate.SessionID(s.ID), JobID: job, Status: st, Nodes: s.AgentIDs}
+	if at, ok := s.StatusHistory[StatusRunning]; ok {
+		in.Started = at
+	} else if s.StartsAt != nil && st != translate.SessionPending {
+		in.Started = *s.StartsAt
+	}
+	if !st.Terminal() {
+		return in
+	}
+	if s.TerminatedAt != nil {
+		in.Ended = *s.TerminatedAt
+	} else if s.StatusChanged != nil {
+		in.Ended = *s.StatusChanged
+	} else {
+		in.Ended = time.Now()
+	}
+	in.Reason = translate.EndReason(s.StatusInfo)
+	code, found, launched := exitFromLog(logs)
+	switch {
+	case st == translate.SessionCancelled:
+		// Ended before it ran.
+	case in.Reason == translate.ReasonTaskFinished || in.Reason == translate.ReasonTaskFailed || (st == translate.SessionTerminated && in.Reason == ""):
+		switch {
+		case found && !launched:
+			// The job's input or outputs could not be opened: as
+			// slurmstepd's launch failure.
+			in.Status, in.Reason, in.Signal = translate.SessionError, translate.ReasonFailedToStart, 53
+		case found:
+			in.Reason, in.ExitCode = translate.ReasonTaskFinished, code
+			if code < 0 {
+				in.ExitCode, in.Signal = 0, -code
+			}
+		case s.Result == ResultSuccess:
+			in.Reason = translate.ReasonTaskFinished
+		default:
+			in.Reason, in.ExitUnknown = translate.ReasonTaskFailed, true
+			if !haveLogs {
+				e.cfg.Logger.Printf("backend.ai: session %s (job %d): no container log: its exit status is unknown", s.ID, job)
+			}
+		}
+	}
+	return in
+}
+
+// Sessions lists the frontend's sessions: every live one, those that
+// ended since the last listing, and the ends read and not purged.
+func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) {
+	// The session list cannot be filtered by tag (not a filter field of
+	// 26.8.1's compute_session_list): by our names, then by tag here.
+	filter := `name like "slurm-%"`
+	var live []string
+	for _, s := range AllSessionStatuses {
+		if !IsTerminalStatus(s) {
+			live = append(live, s)
+		}
+	}
+	started := time.Now()
+	act, err := e.c.ListSessions(ctx, SessionFilter{Statuses: live, Filter: filter, PageSize: 500})
+	if err != nil {
+		return nil, engineErr(err)
+	}
+	e.mu.Lock()
+	since := e.listed.Add(-5 * time.Minute)
+	e.mu.Unlock()
+	if since.Before(started.Add(-24 * time.Hour)) {
+		since = started.Add(-24 * time.Hour) // the first listing: a day of ends
+	}
+	var dead []string
+	for _, s := range AllSessionStatuses {
+		if IsTerminalStatus(s) {
+			dead = append(dead, s)
+		}
+	}
+	ended, err := e.c.ListSessions(ctx, SessionFilter{Statuses: dead, Filter: filter, TerminatedAfter: since, PageSize: 500})
+	if err != nil {
+		return nil, engineErr(err)
+	}
+	out := make([]translate.SessionInfo, 0, len(act)+len(ended))
+	seen := map[string]bool{}
+	for i := range act {
+		s := &act[i]
+		job, ok := e.jobOf(s.Tag)
+		if !ok {
+			continue
+		}
+		seen[s.ID] = true
+		in := e.info(s, job, "", false)
+		e.track(s.ID, job, s.AccessKey, in.Status, in.Nodes)
+		out = append(out, in)
+	}
+	// Ended sessions: their exit status is in their log, read once.
+	var read []*Session
+	e.mu.Lock()
+	for i := range ended {
+		s := &ended[i]
+		if _, ok := e.jobOf(s.Tag); !ok || seen[s.ID] {
+			continue
+		}
+		seen[s.ID] = true
+		if in, ok := e.ended[s.ID]; ok {
+			out = append(out, in)
+			continue
+		}
+		read = append(read, s)
+	}
+	for id, in := range e.ended {
+		if !seen[id] {
+			out = append(out, in)
+		}
+	}
+	e.mu.Unlock()
+	var mu sync.Mutex
+	eachLimit(read, 16, func(s *Session) {
+		job, _ := e.jobOf(s.Tag)
+		in := e.endOf(ctx, s, job)
+		mu.Lock()
+		out = append(out, in)
+		mu.Unlock()
+	})
+	e.mu.Lock()
+	e.listed = started
+	e.mu.Unlock()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].JobID < out[j].JobID })
+	return out, nil
+}
+
+// Session reads one session (the controller asks for sessions it expected
+// in a listing and did not find).
+func (e *Engine) Session(ctx context.Context, id translate.SessionID) (*translate.SessionInfo, error) {
+	e.mu.Lock()
+	in, ok := e.ended[string(id)]
+	e.mu.Unlock()
+	if ok {
+		return &in, nil
+	}
+	s, err := e.c.GetSession(ctx, string(id), false)
+	if err != nil {
+		if IsNotFound(err) {
+			return nil, fmt.Errorf("%w: %s", translate.ErrNoSession, id)
+		}
+		return nil, engineErr(err)
+	}
+	job, ok := e.jobOf(s.Tag)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is not a session of this frontend", translate.ErrNoSession, id)
+	}
+	st, _ := status(s.Status)
+	if !st.Terminal() {
+		in := e.info(s, job, "", false)
+		return &in, nil
+	}
+	in = e.endOf(ctx, s, job)
+	return &in, nil
+}
+
+// endOf reads an ended session's log and remembers its end.
+func (e *Engine) endOf(ctx context.Context, s *Session, job uint32) translate.SessionInfo {
+	logs, err := e.c.ContainerLogs(ctx, s.ID, LogsOptions{OwnerAccessKey: s.AccessKey})
+	in := e.info(s, job, logs, err == nil)
+	if err == nil || !IsRetryable(err) {
+		e.mu.Lock()
+		e.ended[s.ID] = in
+		e.mu.Unlock()
+	}
+	return in
+}
+
+func (e *Engine) track(id string, job uint32, owner string, st translate.SessionStatus, nodes []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.sessions[id]
+	if t == nil {
+		t = &tracked{job: job, owner: owner}
+		e.sessions[id] = t
+	}
+	t.status = st
+	if len(nodes) > 0 {
+		t.nodes = nodes
+	}
+}
+
+// eachLimit runs f over xs, n at a time.
+func eachLimit[T any](xs []T, n int, f func(T)) {
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for _, x := range xs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(x)
+		}()
+	}
+	wg.Wait()
+}
+
+// ---------------------------------------------------------------------
+// Events.
+
+// stream follows the manager's session events and turns those of our
+// sessions into the controller's. An end is read (status_info, result,
+// the log's exit status) before it is reported.
+func (e *Engine) stream() {
+	defer e.wg.Done()
+	for e.ctx.Err() == nil {
+		err := e.c.StreamSessionEvents(e.ctx, EventStreamOptions{Scope: ScopeSession,
+			OnDisconnect: func(err error) {
+				e.cfg.Logger.Printf("backend.ai: event stream: %v (reconnecting; the next resync catches up)", err)
+			},
+		}, e.onEvent)
+		if e.ctx.Err() != nil {
+			return
+		}
+		e.cfg.Logger.Printf("backend.ai: event stream ended: %v (again in 5 s)", err)
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (e *Engine) onEvent(ev Event) error {
+	st, ok := status(ev.Status())
+	if !ok || ev.SessionID == "" {
+		return nil
+	}
+	e.mu.Lock()
+	t := e.sessions[ev.SessionID]
+	if t == nil {
+		e.mu.Unlock()
+		// Not one this run created: one of ours made before a restart
+		// is known from the listings (the controller resyncs); others'
+		// sessions are none of our business.
+		if strings.HasPrefix(ev.SessionName, "slurm-") {
+			go e.adopt(ev.SessionID)
+		}
+		return nil
+	}
+	if st == t.status && !st.Terminal() {
+		e.mu.Unlock()
+		return nil
+	}
+	t.status = st
+	job := t.job
+	nodes := t.nodes
+	if st.Terminal() {
+		if t.ending {
+			e.mu.Unlock()
+			return nil
+		}
+		t.ending = true
+		e.mu.Unlock()
+		select {
+		case e.ends <- ev.SessionID:
+		case <-e.ctx.Done():
+		}
+		return nil
+	}
+	e.mu.Unlock()
+	out := translate.SessionEvent{ID: translate.SessionID(ev.SessionID), JobID: job, Status: st, Time: time.Now(), Nodes: nodes}
+	if st == translate.SessionPending && (ev.Name == EvSessionPreempted || ev.Name == EvSessionRescheduling) {
+		out.Reason = translate.ReasonPreempted
+	}
+	if st == translate.SessionRunning || st == translate.SessionScheduled {
+		// The agents are in the session's record, not in the event.
+		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		s, err := e.c.GetSession(ctx, ev.SessionID, false)
+		cancel()
+		if err == nil {
+			out.Nodes = s.AgentIDs
+			if at, ok := s.StatusHistory[StatusRunning]; ok && st == translate.SessionRunning {
+				out.Time = at
+			}
+			e.track(ev.SessionID, job, "", st, s.AgentIDs)
+		}
+	}
+	e.send(out)
+	return nil
+}
+
+// adopt starts following a session of ours this run did not create.
+func (e *Engine) adopt(id string) {
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	s, err := e.c.GetSession(ctx, id, false)
+	if err != nil {
+		return
+	}
+	job, ok := e.jobOf(s.Tag)
+	if !ok {
+		return
+	}
+	st, _ := status(s.Status)
+	e.mu.Lock()
+	if e.sessions[id] != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.sessions[id] = &tracked{job: job, owner: s.AccessKey, status: st, nodes: s.AgentIDs, ending: st.Terminal()}
+	e.mu.Unlock()
+	if st.Terminal() {
+		select {
+		case e.ends <- id:
+		case <-e.ctx.Done():
+		}
+		return
+	}
+	in := e.info(s, job, "", false)
+	e.send(in.Event())
+}
+
+// readEnds reports ended sessions once their end has been read.
+func (e *Engine) readEnds() {
+	defer e.wg.Done()
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		var id string
+		select {
+		case <-e.ctx.Done():
+			return
+		case id = <-e.ends:
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			for try := 0; e.ctx.Err() == nil; try++ {
+				ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+				s, err := e.c.GetSession(ctx, id, false)
+				var in translate.SessionInfo
+				if err == nil {
+					if job, ok := e.jobOf(s.Tag); ok {
+						in = e.endOf(ctx, s, job)
+					} else {
+						cancel()
+						return
+					}
+				}
+				cancel()
+				if err == nil {
+					ev := in.Event()
+					e.send(ev)
+					return
+				}
+				if IsNotFound(err) || try >= 5 {
+					// The listings (resync) settle it.
+					e.cfg.Logger.Printf("backend.ai: session %s: cannot read its end: %v", id, err)
+					e.mu.Lock()
+					if t := e.sessions[id]; t != nil {
+						t.ending = false
+					}
+					e.mu.Unlock()
+					return
+				}
+				select {
+				case <-e.ctx.Done():
+					return
+				case <-time.After(time.Duration(1<<try) * time.Second):
+				}
+			}
+		}()
+	}
+}
+
+func (e *Engine) send(ev translate.SessionEvent) {
+	select {
+	case e.events <- ev:
+	case <-e.ctx.Done():
+	}
+}
+
+// engineErr gives a manager error the controller's meaning.
+func engineErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case IsInvalidImage(err):
+		return fmt.Errorf("%w: %v", translate.ErrInvalidImage, err)
+	case IsNotFound(err):
+		return fmt.Errorf("%w: %v", translate.ErrNoSession, err)
+	case IsQuotaExceeded(err):
+		return fmt.Errorf("%w: %v", translate.ErrOverLimit, err)
+	case IsForbidden(err), IsAuthFailed(err):
+		return fmt.Errorf("%w: %v", translate.ErrForbidden, err)
+	case IsInvalidParams(err), errors.Is(err, ErrInvalidRequest):
+		return fmt.Errorf("%w: %v", translate.ErrImpossible, err)
+	case IsRetryable(err):
+		return fmt.Errorf("%w: %v", translate.ErrUnavailable, err)
+	}
+	var te *TransportError
+	if errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %v", translate.ErrUnavailable, err)
+	}
+	return err
+}
