@@ -295,6 +295,18 @@ type (
 	Prioritizer interface {
 		UpdatePriority(ctx context.Context, id SessionID, prio int64) error
 	}
+	// SpecChecker refuses, at submission, a session the engine could
+	// not run with Slurm's semantics (an error wrapping ErrNotSupported
+	// that says what and why).
+	SpecChecker interface {
+		CheckSpec(spec *SessionSpec) error
+	}
+	// SessionGetter reads one session (the controller asks it for a
+	// session it expected in Sessions and did not find, before it calls
+	// the session lost): ErrNoSession when the engine has none.
+	SessionGetter interface {
+		Session(ctx context.Context, id SessionID) (*SessionInfo, error)
+	}
 	// Purger forgets an ended session once its end is recorded elsewhere.
 	Purger interface {
 		Purge(ctx context.Context, id SessionID) error

@@ -222,3 +222,11 @@ func (c *Controller) setTopology(topo *translate.Topology) {
 	c.cl.Store(newCluster(c.opt.Conf, topo))
 	c.rebuildWith(time.Now().Unix(), false)
 }
+
+// ClusterOf is what clients see of cfg over the engine's topology: the
+// config's nodes and partitions, or the engine's agents and resource
+// groups where it names none (client-conf prints it).
+func ClusterOf(cfg *conf.Config, topo *translate.Topology) ([]conf.Node, []conf.Partition) {
+	cl := newCluster(cfg, topo)
+	return cl.nodes, cl.parts
+}

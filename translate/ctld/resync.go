@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -21,6 +22,12 @@ import (
 
 // resyncEvery is how often the controller reconciles with the engine.
 var resyncEvery = 30 * time.Second
+
+// lostEvent fails a running job whose session the engine no longer has.
+func lostEvent(c *Controller, job uint32, sid translate.SessionID) translate.SessionEvent {
+	c.logf("resync: job %d: the engine has no session %s any more: NODE_FAIL", job, sid)
+	return translate.SessionEvent{ID: sid, JobID: job, Status: translate.SessionError, Time: time.Now(), Reason: translate.ReasonLost}
+}
 
 // resync reconciles every job that has a session with the engine's list
 // of sessions. startup: right after New, before anything was handed over
@@ -46,6 +53,14 @@ func (c *Controller) resync(ctx context.Context, startup bool) {
 	}
 	var apply []translate.SessionEvent
 	var stop []string
+	// An engine whose listing is not exhaustive (Backend.AI's lists the
+	// recently ended only) is asked for each session it did not list.
+	type missed struct {
+		job uint32
+		sid translate.SessionID
+	}
+	var missing []missed
+	getter, _ := c.opt.Exec.(translate.SessionGetter)
 	claimed := map[translate.SessionID]bool{}
 	c.mu.Lock()
 	now := time.Now().Unix()
@@ -105,12 +120,12 @@ func (c *Controller) resync(ctx context.Context, startup bool) {
 			nj := *j
 			nj.SessionID = ""
 			c.swap(e, &nj, c.opt.Store.Put(&nj) == nil)
+		case s == nil && getter != nil:
+			missing = append(missing, missed{j.ID, sid}) // asked for below, before it is called lost
 		case s == nil:
 			// Running, and the engine lost its session: as slurmctld
 			// fails a job whose node stopped answering.
-			apply = append(apply, translate.SessionEvent{ID: sid, JobID: j.ID, Status: translate.SessionError,
-				Time: time.Now(), Reason: translate.ReasonLost})
-			c.logf("resync: job %d: the engine has no session %s any more: NODE_FAIL", j.ID, sid)
+			apply = append(apply, lostEvent(c, j.ID, sid))
 		case codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING != 0 && !s.Status.Terminal():
 			// Cancelled, but the end did not reach the engine (it was
 			// down, or the server died): end it again.
@@ -132,6 +147,20 @@ func (c *Controller) resync(ctx context.Context, startup bool) {
 		if !claimed[s.ID] && !s.Status.Terminal() && s.JobID != 0 {
 			c.logf("resync: session %s (job %d) belongs to no job: ending it", s.ID, s.JobID)
 			stop = append(stop, string(s.ID))
+		}
+	}
+	for _, m := range missing {
+		gctx, cancel := context.WithTimeout(ctx, engineTimeout)
+		in, err := getter.Session(gctx, m.sid)
+		cancel()
+		switch {
+		case errors.Is(err, translate.ErrNoSession):
+			apply = append(apply, lostEvent(c, m.job, m.sid))
+		case err != nil:
+			c.logf("resync: job %d: session %s: %v (tried again in %v)", m.job, m.sid, err, resyncEvery)
+		default:
+			in.JobID = m.job
+			apply = append(apply, in.Event())
 		}
 	}
 	for _, ev := range apply {

@@ -268,6 +268,16 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		j.Partition = d.Partition
 	}
 	sc := &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}
+	if ck, ok := c.opt.Exec.(translate.SpecChecker); ok {
+		// What the engine underneath cannot do as Slurm would is
+		// refused now, not failed when the job would start.
+		jj := *j
+		jj.Partition, _, _ = strings.Cut(jj.Partition, ",") // no placement (c.mu not held)
+		spec := c.sessionSpec(&jj, sc, nil)
+		if err := ck.CheckSpec(&spec); err != nil {
+			return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, err.Error())
+		}
+	}
 	return j, sc, nil
 }
 
