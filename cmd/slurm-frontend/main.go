@@ -28,8 +28,8 @@ import (
 	"github.com/lablup/slurm-frontend/edge"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/state/memfile"
-	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/backendai/double"
+	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/ctld"
 	"github.com/lablup/slurm-frontend/translate/local"
 )
