@@ -121,6 +121,10 @@ type SessionSpec struct {
 	JobID         uint32
 	ResourceGroup string // the partition
 	Priority      int64  // higher starts first
+	// Tier is the partition's PriorityTier: a higher tier's waiting job
+	// may preempt a lower tier's on the same hardware (Backend.AI's
+	// job_priority), where the engine preempts.
+	Tier int
 
 	UID, GID uint32
 	Groups   []uint32

@@ -1,71 +1,106 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
+	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lablup/slurm-frontend/translate/backendai/double"
 )
 
-// baiDouble is the Backend.AI manager double, run by the binary itself
-// (slurm-frontend backendai-double) in run mode: batch commands really
-// run, as each user's container uid.
+// baiDouble is the Backend.AI manager double in this process, in run
+// mode: batch commands really run (through the binary's shim), as each
+// user's container uid. Its knobs (outages, ...) are the test's.
 type baiDouble struct {
+	*double.Double
 	url, keypair string
-	cmd          *exec.Cmd
-	logs         *strings.Builder
 }
 
-func startDouble(t *testing.T, dir string, args ...string) *baiDouble {
+// startDouble starts a double with two agents in resource group
+// "default" and the users root (uid 0) and slurm (64030).
+func startDouble(t *testing.T, dir string, mut func(*double.Double)) *baiDouble {
 	t.Helper()
-	port := freePort(t)
-	kp := filepath.Join(dir, "backendai.keypair")
-	cmd := exec.Command(buildBinary(t), append([]string{"backendai-double", "-listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"-mode", "run", "-agents", "2", "-agent-slots", "cpu=4,mem=8g", "-cycle", "100ms", "-long-cycle", "1s",
-		"-keypair-file", kp, "-users", "root:0:0,slurm:64030:64030"}, args...)...)
-	pr, pw, _ := os.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	d := &baiDouble{url: fmt.Sprintf("http://127.0.0.1:%d", port), keypair: kp, cmd: cmd, logs: &strings.Builder{}}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		once := false
-		for sc.Scan() {
-			d.logs.WriteString(sc.Text() + "\n")
-			if !once && strings.Contains(sc.Text(), "listening on") {
-				once = true
-				close(ready)
+	dlog := &lockedBuffer{}
+	var d *double.Double
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the double's log:\n%s", lastLines(dlog.String(), 80))
+			if d != nil {
+				for _, s := range d.Sessions() {
+					info := ""
+					if s.StatusInfo != nil {
+						info = *s.StatusInfo
+					}
+					t.Logf("double session %s %s %s (%s) result %s rg %s history %v", s.ID, s.Name, s.Status, info, s.Result, s.ResourceGroup, s.History)
+				}
 			}
 		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("the Backend.AI double did not start: %s", d.logs)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
 	})
-	return d
+	var err error
+	d, err = double.New(double.Options{Mode: double.ModeRun, Cycle: 100 * time.Millisecond, LongCycle: time.Second,
+		KillGrace: time.Second, ShimCommand: []string{buildBinary(t), "shim"},
+		Logger: log.New(dlog, "double: ", log.Lmicroseconds)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	for _, u := range []struct {
+		name string
+		uid  int
+	}{{"root", 0}, {"slurm", 64030}} {
+		uid := u.uid
+		if _, err := d.AddUser(double.User{Username: u.name, Email: u.name + "@example.com", Projects: []string{"default"},
+			ContainerUID: &uid, ContainerMainGID: &uid}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.AddKeyPair(double.KeyPair{UserEmail: u.name + "@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.AddAgents([]double.Agent{{ID: "i-agent0000", Slots: map[string]string{"cpu": "4", "mem": "8g"}},
+		{ID: "i-agent0001", Slots: map[string]string{"cpu": "4", "mem": "8g"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if mut != nil {
+		mut(d)
+	}
+	ak, sk := d.AdminKeys()
+	kp := filepath.Join(dir, "backendai.keypair")
+	if err := os.WriteFile(kp, []byte(ak+"\n"+sk+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &baiDouble{Double: d, url: d.URL(), keypair: kp}
+}
+
+// baiConf is a frontend config on the double.
+func (d *baiDouble) conf(extra string) string {
+	return fmt.Sprintf("ClusterName=baicluster\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=%s\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n%s",
+		d.url, d.keypair, extra)
+}
+
+// lockedBuffer collects a log written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 var exitCodeRe = regexp.MustCompile(`\bExitCode=(\d+:\d+)`)
@@ -81,9 +116,8 @@ func TestBackendAIEngine(t *testing.T) {
 	}
 	needClients(t)
 	base := workDir(t, "bai-")
-	d := startDouble(t, base)
-	cfg := fmt.Sprintf("ClusterName=baicluster\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=%s\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n", d.url, d.keypair)
-	f := newFrontend(t, cfg)
+	d := startDouble(t, base, nil)
+	f := newFrontend(t, d.conf(""))
 	if !strings.Contains(f.Logs(), "engine backend.ai") {
 		t.Fatalf("the server is not on the Backend.AI engine:\n%s", f.Logs())
 	}

@@ -313,6 +313,13 @@ func (e *Engine) CreateSession(ctx context.Context, spec translate.SessionSpec) 
 		Resources: Resources{CPU: float64(max(1, spec.CPUsPerNode)), CUDADevices: float64(spec.GPUsPerNode)},
 		AgentList: spec.ReqNodes,
 	}
+	if spec.Tier > 0 {
+		// The partition's PriorityTier: Backend.AI preempts sessions of
+		// a lower job_priority (of the same user, in a resource group
+		// with preemption enabled) for a waiting higher one.
+		tier := spec.Tier
+		req.JobPriority = &tier
+	}
 	if spec.MemPerNodeMB > 0 && !spec.AllMemory {
 		req.Resources.Mem = spec.MemPerNodeMB << 20
 	}
@@ -464,8 +471,12 @@ func (e *Engine) Purge(_ context.Context, id translate.SessionID) error {
 // status maps a Backend.AI session status onto the controller's.
 func status(s string) (translate.SessionStatus, bool) {
 	switch s {
-	case StatusPending, StatusDeprioritizing, StatusReserved, StatusRescheduling, StatusPreempted:
+	case StatusPending, StatusDeprioritizing, StatusReserved, StatusRescheduling:
 		return translate.SessionPending, true
+	case StatusPreempted:
+		// Chosen as a victim, still holding its agents until it is
+		// terminated or rescheduled.
+		return translate.SessionRunning, true
 	case StatusScheduled:
 		return translate.SessionScheduled, true
 	case StatusPreparing, StatusPulling, StatusPrepared, StatusCreating:
@@ -505,6 +516,9 @@ func (e *Engine) info(s *Session, job uint32, logs string, haveLogs bool) transl
 		in.Started = *s.StartsAt
 	}
 	if !st.Terminal() {
+		if s.Status == StatusRescheduling || (st == translate.SessionPending && s.StatusInfo == "RESCHEDULED") {
+			in.Reason = translate.ReasonPreempted // preempted and queued again
+		}
 		return in
 	}
 	if s.TerminatedAt != nil {
@@ -759,8 +773,11 @@ func (e *Engine) onEvent(ev Event) error {
 	}
 	e.mu.Unlock()
 	out := translate.SessionEvent{ID: translate.SessionID(ev.SessionID), JobID: job, Status: st, Time: time.Now(), Nodes: nodes}
-	if st == translate.SessionPending && (ev.Name == EvSessionPreempted || ev.Name == EvSessionRescheduling) {
-		out.Reason = translate.ReasonPreempted
+	if ev.Name == EvSessionPreempted {
+		return nil // its end or its rescheduling follows
+	}
+	if ev.Name == EvSessionRescheduling {
+		out.Reason = translate.ReasonPreempted // queued again: the job is requeued
 	}
 	if st == translate.SessionRunning || st == translate.SessionScheduled {
 		// The agents are in the session's record, not in the event.

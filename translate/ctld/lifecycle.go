@@ -486,6 +486,7 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 	// resource group, and the project and image of jobs naming none.
 	if p := c.cluster().part(j.Partition); p != nil {
 		spec.ResourceGroup = p.ResourceGroup
+		spec.Tier = int(p.PriorityTier)
 		if spec.Project = j.Account; spec.Project == "" {
 			spec.Project = p.Project
 		}
@@ -603,6 +604,16 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 	}
 	switch ev.Status {
 	case translate.SessionPending, translate.SessionScheduled, translate.SessionPreparing:
+		if ev.Status == translate.SessionPending && ev.Reason == translate.ReasonPreempted && codec.JobIsRunning(j.State) {
+			// The engine's scheduler preempted the session and queued
+			// it again (Backend.AI's "reschedule" preemption): the job
+			// is requeued, as slurmctld requeues a job preempted with
+			// PreemptMode=REQUEUE, and keeps its session.
+			j.State, j.Reason = codec.JOB_PENDING, codec.WAIT_PRIORITY
+			j.StartTime, j.EndTime, j.Nodes, j.BatchHost, j.TresAllocStr = 0, 0, "", "", ""
+			j.Restarts++
+			break
+		}
 		if len(ev.Nodes) > 0 && codec.JobIsPending(j.State) {
 			j.Reason = codec.WAIT_RESOURCES
 		}

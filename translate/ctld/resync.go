@@ -132,8 +132,9 @@ func (c *Controller) resync(ctx context.Context, startup bool) {
 			stop = append(stop, string(sid))
 		case s.Status.Terminal() && !codec.JobIsFinished(j.State),
 			s.Status.Terminal() && j.State&codec.JOB_COMPLETING != 0,
-			s.Status == translate.SessionRunning && codec.JobIsPending(j.State):
-			apply = append(apply, s.Event()) // a missed start or end
+			s.Status == translate.SessionRunning && codec.JobIsPending(j.State),
+			s.Status == translate.SessionPending && s.Reason == translate.ReasonPreempted && codec.JobIsRunning(j.State):
+			apply = append(apply, s.Event()) // a missed start, end or requeue
 		}
 	}
 	c.rebuild(now)

@@ -1055,6 +1055,8 @@ func (e *engine) rescheduling(s *session, now time.Time, moved map[*session]bool
 		k.containerID = ""
 		k.engineID = ""
 		k.exitCode = nil
+		// Run mode: the next run is a new process, not one being killed.
+		k.killing, k.killForced, k.proc = false, false, procNone
 		k.status = StPending
 		k.statusChanged = now
 		k.hist = k.hist.set(StPending, now)
