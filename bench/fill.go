@@ -28,13 +28,18 @@ type FillResult struct {
 // with conc concurrent submitters, retrying failed submissions (after a
 // short pause) until n succeeded or too many failed in a row.
 func Fill(ctx context.Context, addr string, n, conc int, m *Minter, timeout time.Duration, progress io.Writer) (*FillResult, error) {
+	return FillWith(ctx, addr, HeldJobDesc(), n, conc, m, timeout, progress)
+}
+
+// FillWith is Fill with another job descriptor (RunnableJobDesc: jobs the
+// engine starts).
+func FillWith(ctx context.Context, addr string, jd codec.JobDesc, n, conc int, m *Minter, timeout time.Duration, progress io.Writer) (*FillResult, error) {
 	if conc <= 0 {
 		conc = 16
 	}
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	jd := HeldJobDesc()
 	body := encode(m.Version, &jd)
 	var (
 		tickets atomic.Int64

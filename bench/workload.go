@@ -104,6 +104,14 @@ func SinfoNodeInfo(v uint16) []byte {
 // HeldJobDesc is the job descriptor of `sbatch --hold -o /tmp/job-%j.out
 // --wrap "sleep 100"` as the stock 24.11 sbatch sends it (identical to
 // codec/testdata/slurm-24.11/sbatch-24.11.pcap, environment included).
+// RunnableJobDesc is HeldJobDesc without the hold: the engine starts it.
+func RunnableJobDesc() codec.JobDesc {
+	d := HeldJobDesc()
+	d.Priority = codec.NoVal
+	d.SubmitLine = "sbatch -o /tmp/job-%j.out --wrap sleep 100"
+	return d
+}
+
 func HeldJobDesc() codec.JobDesc {
 	d := codec.NewJobDesc()
 	d.Contiguous = 0

@@ -274,6 +274,7 @@ func benchFill(args []string) error {
 	jobs := fs.Int("jobs", 10000, "held jobs to submit")
 	conc := fs.Int("concurrency", 16, "concurrent submitters")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-submission timeout")
+	run := fs.Bool("run", false, "submit jobs the engine starts, not held ones")
 	mf := addMintFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -281,6 +282,10 @@ func benchFill(args []string) error {
 	if *target == "" {
 		fs.Usage()
 		return errors.New("bench fill: --target")
+	}
+	jd, kind := bench.HeldJobDesc(), "held"
+	if *run {
+		jd, kind = bench.RunnableJobDesc(), "runnable"
 	}
 	t, err := bench.ParseTarget(*target)
 	if err != nil {
@@ -292,9 +297,9 @@ func benchFill(args []string) error {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, err := bench.Fill(ctx, t.Addr, *jobs, *conc, m, *timeout, os.Stderr)
+	res, err := bench.FillWith(ctx, t.Addr, jd, *jobs, *conc, m, *timeout, os.Stderr)
 	if res != nil {
-		fmt.Printf("fill %s: %d held jobs in %.1f s (%.0f/s), job ids %d-%d", t.Addr, res.Submitted, res.Seconds, res.PerSec, res.FirstID, res.LastID)
+		fmt.Printf("fill %s: %d "+kind+" jobs in %.1f s (%.0f/s), job ids %d-%d", t.Addr, res.Submitted, res.Seconds, res.PerSec, res.FirstID, res.LastID)
 		if len(res.Errors) > 0 {
 			fmt.Printf(", retried errors: %v", res.Errors)
 		}

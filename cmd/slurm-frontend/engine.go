@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -38,6 +39,17 @@ func openEngine(s *settings, logger *log.Logger) (translate.Backend, translate.E
 // backendAIEngine connects to the manager with the admin keypair and
 // checks, before serving, that the keypair is good.
 func backendAIEngine(s *settings, logger *log.Logger) (*backendai.Engine, error) {
+	c, err := backendAIClient(s, logger)
+	if err != nil {
+		return nil, err
+	}
+	return backendai.NewEngine(backendai.EngineConfig{Client: c, Cluster: s.clusterName,
+		Domain: s.cfg.Get("FrontendBackendAIDomain", "default"), Project: s.cfg.Get("FrontendBackendAIProject", "default"),
+		Image: s.cfg.Get("FrontendImage", ""), Logger: logger})
+}
+
+// backendAIClient connects to the manager and checks the keypair.
+func backendAIClient(s *settings, logger *log.Logger) (*backendai.Client, error) {
 	ak, sk, err := readKeypair(s.baiKeypair)
 	if err != nil {
 		return nil, err
@@ -57,9 +69,7 @@ func backendAIEngine(s *settings, logger *log.Logger) (*backendai.Engine, error)
 		return nil, fmt.Errorf("backend.ai manager %s: the keypair in %s cannot list agents (a superadmin keypair is needed): %w", s.baiEndpoint, s.baiKeypair, err)
 	}
 	logger.Printf("backend.ai manager %s: %s (API %s)", s.baiEndpoint, v.Manager, v.APIVersion)
-	return backendai.NewEngine(backendai.EngineConfig{Client: c, Cluster: s.clusterName,
-		Domain: s.cfg.Get("FrontendBackendAIDomain", "default"), Project: s.cfg.Get("FrontendBackendAIProject", "default"),
-		Image: s.cfg.Get("FrontendImage", ""), Logger: logger})
+	return c, nil
 }
 
 // readKeypair reads "ACCESS_KEY\nSECRET_KEY\n" (or the two on one line).
@@ -90,14 +100,13 @@ func readKeypair(path string) (string, string, error) {
 // topologyConf fills the config's nodes and partitions from the manager
 // where the config names none (client-conf).
 func topologyConf(s *settings) error {
-	e, err := backendAIEngine(s, log.New(os.Stderr, "slurm-frontend: ", 0))
+	c, err := backendAIClient(s, log.New(io.Discard, "", 0))
 	if err != nil {
 		return err
 	}
-	defer e.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	topo, err := e.Topology(ctx)
+	topo, err := backendai.Topology(ctx, c)
 	if err != nil {
 		return fmt.Errorf("backend.ai topology: %w", err)
 	}

@@ -66,6 +66,7 @@ type Engine struct {
 	wg        sync.WaitGroup
 	ends      chan string // session ids whose end is to be read
 	closeOnce sync.Once
+	lanes     [lanes]chan func() // per-session ordered event work (lane)
 
 	mu       sync.Mutex
 	users    map[string]userEntry             // username → account
@@ -124,7 +125,11 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{cfg: cfg, c: cfg.Client, tag: "slurm:" + cfg.Cluster + ":", events: make(chan translate.SessionEvent, 4096),
 		ctx: ctx, stop: stop, ends: make(chan string, 4096), users: map[string]userEntry{},
 		sessions: map[string]*tracked{}, ended: map[string]translate.SessionInfo{}}
-	e.wg.Add(2)
+	e.wg.Add(2 + lanes)
+	for i := range e.lanes {
+		e.lanes[i] = make(chan func(), 1024)
+		go e.runLane(e.lanes[i])
+	}
 	go e.stream()
 	go e.readEnds()
 	return e, nil
@@ -155,11 +160,17 @@ func (e *Engine) Events() <-chan translate.SessionEvent { return e.events }
 
 // Topology reads the manager's agents and active resource groups.
 func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
-	agents, err := e.c.Agents(ctx, AgentFilter{})
+	return Topology(ctx, e.c)
+}
+
+// Topology reads a manager's agents and active resource groups as the
+// controller's topology.
+func Topology(ctx context.Context, c *Client) (*translate.Topology, error) {
+	agents, err := c.Agents(ctx, AgentFilter{})
 	if err != nil {
 		return nil, engineErr(err)
 	}
-	groups, err := e.c.ResourceGroups(ctx, true)
+	groups, err := c.ResourceGroups(ctx, true)
 	if err != nil {
 		return nil, engineErr(err)
 	}
@@ -747,7 +758,11 @@ func (e *Engine) onEvent(ev Event) error {
 		// is known from the listings (the controller resyncs); others'
 		// sessions are none of our business.
 		if strings.HasPrefix(ev.SessionName, "slurm-") {
-			go e.adopt(ev.SessionID)
+			e.wg.Add(1) // in the stream's goroutine: Close waits for it
+			go func() {
+				defer e.wg.Done()
+				e.adopt(ev.SessionID)
+			}()
 		}
 		return nil
 	}
@@ -764,36 +779,67 @@ func (e *Engine) onEvent(ev Event) error {
 			return nil
 		}
 		t.ending = true
-		e.mu.Unlock()
-		select {
-		case e.ends <- ev.SessionID:
-		case <-e.ctx.Done():
-		}
-		return nil
 	}
 	e.mu.Unlock()
-	out := translate.SessionEvent{ID: translate.SessionID(ev.SessionID), JobID: job, Status: st, Time: time.Now(), Nodes: nodes}
 	if ev.Name == EvSessionPreempted {
 		return nil // its end or its rescheduling follows
 	}
-	if ev.Name == EvSessionRescheduling {
-		out.Reason = translate.ReasonPreempted // queued again: the job is requeued
-	}
-	if st == translate.SessionRunning || st == translate.SessionScheduled {
-		// The agents are in the session's record, not in the event.
-		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
-		s, err := e.c.GetSession(ctx, ev.SessionID, false)
-		cancel()
-		if err == nil {
-			out.Nodes = s.AgentIDs
-			if at, ok := s.StatusHistory[StatusRunning]; ok && st == translate.SessionRunning {
-				out.Time = at
+	// A session's events go through one lane, in order; sessions are
+	// spread over the lanes, so that the lookups a start needs do not
+	// hold up the stream (one at a time, they bounded the hand-over rate).
+	sid, at := ev.SessionID, time.Now()
+	e.lane(sid) <- func() {
+		if st.Terminal() {
+			select {
+			case e.ends <- sid:
+			case <-e.ctx.Done():
 			}
-			e.track(ev.SessionID, job, "", st, s.AgentIDs)
+			return
+		}
+		out := translate.SessionEvent{ID: translate.SessionID(sid), JobID: job, Status: st, Time: at, Nodes: nodes}
+		if ev.Name == EvSessionRescheduling {
+			out.Reason = translate.ReasonPreempted // queued again: the job is requeued
+		}
+		if st == translate.SessionRunning {
+			// The agents are in the session's record, not in the event.
+			ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			s, err := e.c.GetSession(ctx, sid, false)
+			cancel()
+			if err == nil {
+				out.Nodes = s.AgentIDs
+				if t, ok := s.StatusHistory[StatusRunning]; ok {
+					out.Time = t
+				}
+				e.track(sid, job, "", st, s.AgentIDs)
+			}
+		}
+		e.send(out)
+	}
+	return nil
+}
+
+// lanes is how many sessions' events are worked on at once.
+const lanes = 16
+
+// lane is the queue of session sid's events.
+func (e *Engine) lane(sid string) chan<- func() {
+	h := uint32(2166136261)
+	for i := 0; i < len(sid); i++ {
+		h = (h ^ uint32(sid[i])) * 16777619
+	}
+	return e.lanes[h%lanes]
+}
+
+func (e *Engine) runLane(q <-chan func()) {
+	defer e.wg.Done()
+	for {
+		select {
+		case f := <-q:
+			f()
+		case <-e.ctx.Done():
+			return
 		}
 	}
-	e.send(out)
-	return nil
 }
 
 // adopt starts following a session of ours this run did not create.

@@ -3,6 +3,7 @@ package ctld
 import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
 )
 
 // jobEntry is a job record. Records are immutable: a change makes a new
@@ -23,6 +24,24 @@ type jobEntry struct {
 
 	hot   *state.Job   // the decoded job; nil while cold
 	store *state.Store // holds a cold job's record
+
+	// The job's nodes expanded, for the snapshot's node allocation
+	// (c.mu): every rebuild walks the running jobs, and expanding each
+	// host list each time made a submission cost O(running jobs).
+	nodesKey  string
+	nodeNames []string
+}
+
+// expandedNodes is j.Nodes expanded (c.mu held; j is e's job).
+func (e *jobEntry) expandedNodes(j *state.Job) []string {
+	if e.nodeNames == nil || e.nodesKey != j.Nodes {
+		names, err := hostlist.Expand(j.Nodes)
+		if err != nil {
+			return nil
+		}
+		e.nodesKey, e.nodeNames = j.Nodes, names
+	}
+	return e.nodeNames
 }
 
 // newEntry makes the entry of j, which it keeps (callers must no longer

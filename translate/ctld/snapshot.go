@@ -9,7 +9,6 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
-	"github.com/lablup/slurm-frontend/translate/hostlist"
 )
 
 const nVersions = 8
@@ -132,8 +131,8 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 		if j.Nodes == "" {
 			continue
 		}
-		names, err := hostlist.Expand(j.Nodes)
-		if err != nil || len(names) == 0 {
+		names := e.expandedNodes(j)
+		if len(names) == 0 {
 			continue
 		}
 		n := uint64(len(names))
