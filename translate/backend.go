@@ -146,6 +146,13 @@ type SessionSpec struct {
 	MemPerNodeMB uint64
 	AllMemory    bool // all of each node's memory (Slurm's --mem=0, or no --mem without DefMemPer*)
 	GPUsPerNode  uint32
+	GPUType      string // the gres type asked for (--gres=gpu:TYPE:N), "" any
+	// GPUShare is a fraction of one GPU per node (--gres=mps:N or
+	// shard:N, in hundredths of a GPU), 0 none.
+	GPUShare uint32
+	// Comment is the job's --comment: engines may read directives from
+	// it (Backend.AI: "bai:mount=…", "bai:shmem=…").
+	Comment string
 	ReqNodes     []string // designated agents
 	ExcNodes     []string
 	Exclusive    bool

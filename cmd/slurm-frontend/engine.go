@@ -45,7 +45,7 @@ func backendAIEngine(s *settings, logger *log.Logger) (*backendai.Engine, error)
 	}
 	return backendai.NewEngine(backendai.EngineConfig{Client: c, Cluster: s.clusterName,
 		Domain: s.cfg.Get("FrontendBackendAIDomain", "default"), Project: s.cfg.Get("FrontendBackendAIProject", "default"),
-		Image: s.cfg.Get("FrontendImage", ""), Logger: logger})
+		Image: s.cfg.Get("FrontendImage", ""), Mounts: splitList(s.cfg.Get("FrontendMounts", "")), Logger: logger})
 }
 
 // backendAIClient connects to the manager and checks the keypair.
@@ -112,4 +112,15 @@ func topologyConf(s *settings) error {
 	}
 	s.cfg.Nodes, s.cfg.Partitions = ctld.ClusterOf(s.cfg, topo)
 	return nil
+}
+
+// splitList splits a comma list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

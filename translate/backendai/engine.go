@@ -52,7 +52,10 @@ type EngineConfig struct {
 	// container uid is not the job's Unix uid (its files would be
 	// written as another uid: refused by default).
 	AnyContainerUID bool
-	Logger          *log.Logger
+	// Mounts are vfolders every job mounts, FOLDER[:DEST[:PERM]] with %u
+	// for the user name (FrontendMounts=).
+	Mounts []string
+	Logger *log.Logger
 }
 
 // Engine is a translate.Backend and translate.Executor on Backend.AI.
@@ -289,8 +292,106 @@ func (e *Engine) CheckSpec(spec *translate.SessionSpec) error {
 		return fmt.Errorf("%w: Backend.AI cannot signal a session before its time limit (--signal)", translate.ErrNotSupported)
 	case len(spec.ReqNodes) > 0 && uint32(len(spec.ReqNodes)) != spec.Nodes:
 		return fmt.Errorf("%w: Backend.AI places a session on exactly the agents it is given (-w must name -N agents)", translate.ErrNotSupported)
+	case spec.GPUShare > 0 && spec.GPUsPerNode > 0:
+		return fmt.Errorf("%w: a session takes whole GPUs or a share of one, not both", translate.ErrImpossible)
+	}
+	if _, err := directives(spec.Comment); err != nil {
+		return err
 	}
 	return nil
+}
+
+// jobDirectives are the "bai:" words of a job's --comment: what a job
+// asks of Backend.AI that no sbatch option carries, in a form stock
+// sbatch passes through unchanged (also as #SBATCH --comment=...).
+//
+//	bai:mount=FOLDER[:DEST[:ro|rw|wd]]  mount a vfolder (DEST default /home/work/FOLDER)
+//	bai:shmem=SIZE                      /dev/shm size (resource_opts.shmem), e.g. 8g
+type jobDirectives struct {
+	mounts []Mount
+	shmem  uint64
+}
+
+func directives(comment string) (*jobDirectives, error) {
+	d := &jobDirectives{}
+	for _, w := range strings.Fields(comment) {
+		rest, ok := strings.CutPrefix(w, "bai:")
+		if !ok {
+			continue
+		}
+		k, v, _ := strings.Cut(rest, "=")
+		switch k {
+		case "mount":
+			m, err := parseMount(v)
+			if err != nil {
+				return nil, err
+			}
+			d.mounts = append(d.mounts, m)
+		case "shmem":
+			n, err := parseSize(v)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("%w: --comment bai:shmem=%q: want a size such as 8g", translate.ErrImpossible, v)
+			}
+			d.shmem = n
+		default:
+			return nil, fmt.Errorf("%w: --comment %q: unknown Backend.AI directive (bai:mount=, bai:shmem=)", translate.ErrNotSupported, w)
+		}
+	}
+	return d, nil
+}
+
+// parseMount reads FOLDER[:DEST[:PERM]].
+func parseMount(v string) (Mount, error) {
+	parts := strings.Split(v, ":")
+	m := Mount{Name: parts[0]}
+	if len(parts) > 1 {
+		m.Dest = parts[1]
+	}
+	if len(parts) > 2 {
+		m.Permission = parts[2]
+	}
+	switch {
+	case m.Name == "" || len(parts) > 3:
+		return m, fmt.Errorf("%w: mount %q: want FOLDER[:DEST[:ro|rw|wd]]", translate.ErrImpossible, v)
+	case m.Permission != "" && m.Permission != PermReadOnly && m.Permission != PermReadWrite && m.Permission != PermRWDelete:
+		return m, fmt.Errorf("%w: mount %q: permission %q is not ro, rw or wd", translate.ErrImpossible, v, m.Permission)
+	}
+	return m, nil
+}
+
+// parseSize reads 123, 64k, 512m, 8g, 1t (binary units).
+func parseSize(v string) (uint64, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	mult := uint64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'k':
+			mult, v = 1<<10, v[:n-1]
+		case 'm':
+			mult, v = 1<<20, v[:n-1]
+		case 'g':
+			mult, v = 1<<30, v[:n-1]
+		case 't':
+			mult, v = 1<<40, v[:n-1]
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n > (1<<63)/mult {
+		return 0, errors.New("bad size")
+	}
+	return n * mult, nil
+}
+
+// gpuSlot is the resource slot of a GPU type: an accelerator family
+// Backend.AI has a plugin for by its own name, anything else (a100, h100,
+// cuda, none) NVIDIA's cuda.device.
+func gpuSlot(typ string) string {
+	switch t := strings.ToLower(typ); t {
+	case "rocm", "tpu", "ipu", "gaudi", "gaudi2", "gaudi3", "atom", "atom-plus", "atom-max", "warboy", "rngd",
+		"hyperaccel-lpu", "tt-n300":
+		return t + ".device"
+	}
+	return "cuda.device"
 }
 
 // CreateSession enqueues the job's batch session as its user.
@@ -317,12 +418,51 @@ func (e *Engine) CreateSession(ctx context.Context, spec translate.SessionSpec) 
 	if err != nil {
 		return "", err
 	}
+	dir, err := directives(spec.Comment)
+	if err != nil {
+		return "", err
+	}
 	req := CreateSessionRequest{
 		Name: sessionName(spec), Image: image, Domain: e.cfg.Domain, Group: project, OwnerAccessKey: u.MainAccessKey,
 		ResourceGroup: spec.ResourceGroup, StartupCommand: cmd, StartsAt: spec.StartAt,
 		Tag: e.tag + strconv.FormatUint(uint64(spec.JobID), 10), Environ: environ(spec.Env),
-		Resources: Resources{CPU: float64(max(1, spec.CPUsPerNode)), CUDADevices: float64(spec.GPUsPerNode)},
+		Resources: Resources{CPU: float64(max(1, spec.CPUsPerNode))},
 		AgentList: spec.ReqNodes,
+	}
+	switch slot := gpuSlot(spec.GPUType); {
+	case spec.GPUShare > 0:
+		req.Resources.CUDAShares = float64(spec.GPUShare) / 100
+	case spec.GPUsPerNode > 0 && slot == "cuda.device":
+		req.Resources.CUDADevices = float64(spec.GPUsPerNode)
+	case spec.GPUsPerNode > 0:
+		req.Resources.Extra = map[string]string{slot: strconv.FormatUint(uint64(spec.GPUsPerNode), 10)}
+	}
+	req.ResourceOpts.Shmem = dir.shmem
+	// The site's mounts for every job (%u: the user), then the job's.
+	for _, m := range e.cfg.Mounts {
+		mm, err := parseMount(strings.ReplaceAll(m, "%u", spec.UserName))
+		if err != nil {
+			return "", fmt.Errorf("FrontendMounts: %w", err)
+		}
+		req.Mounts = append(req.Mounts, mm)
+	}
+	req.Mounts = append(req.Mounts, dir.mounts...)
+	if len(req.Mounts) > 0 {
+		// By folder id, as the owner sees them (a name alone is looked
+		// up among every user's folders by the 26.8.1 manager).
+		// The project's id lets its folders be found by name too; the
+		// user's own folders are found without it.
+		pid := ""
+		if p, err := e.c.ProjectByName(ctx, project, e.cfg.Domain); err == nil {
+			pid = p.ID
+		} else if IsRetryable(err) {
+			return "", engineErr(err)
+		}
+		mounts, err := e.c.ResolveMounts(ctx, u.Email, pid, req.Mounts)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", translate.ErrImpossible, engineErr(err))
+		}
+		req.Mounts = mounts
 	}
 	if spec.Tier > 0 {
 		// The partition's PriorityTier: Backend.AI preempts sessions of
@@ -680,6 +820,14 @@ func (e *Engine) Session(ctx context.Context, id translate.SessionID) (*translat
 
 // endOf reads an ended session's log and remembers its end.
 func (e *Engine) endOf(ctx context.Context, s *Session, job uint32) translate.SessionInfo {
+	if s.Status == StatusCancelled {
+		// Never ran: no log, no exit status.
+		in := e.info(s, job, "", true)
+		e.mu.Lock()
+		e.ended[s.ID] = in
+		e.mu.Unlock()
+		return in
+	}
 	logs, err := e.c.ContainerLogs(ctx, s.ID, LogsOptions{OwnerAccessKey: s.AccessKey})
 	in := e.info(s, job, logs, err == nil)
 	if err == nil || !IsRetryable(err) {

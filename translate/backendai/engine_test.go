@@ -287,3 +287,63 @@ func TestEngineSessionsAfterRestart(t *testing.T) {
 		t.Errorf("destroy after a restart: %v", err)
 	}
 }
+
+// What a job asks for becomes the session's request: typed accelerators
+// their slot, a GPU share cuda.shares, bai:shmem resource_opts, bai:mount
+// the owner's vfolder by id; a folder the user has not is refused.
+func TestEngineResourceMapping(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.d.AddAgent(double.Agent{ID: "i-rocm", Slots: map[string]string{"cpu": "8", "mem": "16g", "rocm.device": "2", "cuda.shares": "4"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.AddVFolder(double.VFolder{Name: "data", OwnerEmail: "nobody@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	ak, sk := f.d.AdminKeys()
+	cl, _ := backendai.New(backendai.Config{Endpoint: f.d.URL(), AccessKey: ak, SecretKey: sk})
+	c, cancel := ctx()
+	defer cancel()
+	for _, tc := range []struct {
+		what string
+		mut  func(*translate.SessionSpec)
+		slot string
+		want string
+	}{
+		{"--gres=gpu:rocm:2", func(s *translate.SessionSpec) { s.GPUType, s.GPUsPerNode = "rocm", 2 }, "rocm.device", "2"},
+		{"--gres=gpu:1", func(s *translate.SessionSpec) { s.GPUsPerNode = 1 }, "cuda.device", "1"},
+		{"--gres=mps:50", func(s *translate.SessionSpec) { s.GPUShare = 50 }, "cuda.shares", "0.5"},
+		{"bai:shmem, bai:mount", func(s *translate.SessionSpec) { s.Comment = "keep this bai:shmem=256m bai:mount=data:/data:ro" }, "mem", "2147483648"},
+	} {
+		s := f.spec(50, "#!/bin/sh\nexec sleep 300\n")
+		tc.mut(&s)
+		if err := f.e.CheckSpec(&s); err != nil {
+			t.Errorf("%s: CheckSpec: %v", tc.what, err)
+			continue
+		}
+		id, err := f.e.CreateSession(c, s)
+		if err != nil {
+			t.Errorf("%s: %v", tc.what, err)
+			continue
+		}
+		got, err := cl.GetSession(c, string(id), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := got.RequestedSlots[tc.slot]; v != tc.want {
+			t.Errorf("%s: requested %s = %q, want %q (%v)", tc.what, tc.slot, v, tc.want, got.RequestedSlots)
+		}
+		f.e.DestroySession(c, id, true)
+		waitEnd(t, f.e, id)
+	}
+	s := f.spec(51, "#!/bin/sh\ntrue\n")
+	s.Comment = "bai:mount=not-mine"
+	if _, err := f.e.CreateSession(c, s); !errors.Is(err, translate.ErrImpossible) {
+		t.Errorf("a folder the user has not: %v, want ErrImpossible", err)
+	}
+	for _, bad := range []string{"bai:mount=", "bai:mount=a:b:xx", "bai:shmem=lots", "bai:gpu=4"} {
+		s.Comment = bad
+		if err := f.e.CheckSpec(&s); err == nil {
+			t.Errorf("CheckSpec accepted --comment %q", bad)
+		}
+	}
+}

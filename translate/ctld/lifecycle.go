@@ -478,7 +478,8 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		// A requeued job appends to its output, as slurmd does.
 		StdErr: expandPath(j.StdErr, j), AppendOut: j.OpenMode == openModeAppend || j.Restarts > 0,
 		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
-		GPUsPerNode: gpusPerNode(j), Exclusive: j.Exclusive,
+		GPUsPerNode: gpusPerNode(j), GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment,
+		Exclusive: j.Exclusive,
 		KillWait: time.Duration(c.killWait()) * time.Second,
 		Rlimits:  c.jobRlimits(sc.Env),
 	}
@@ -564,6 +565,42 @@ func gresGPUs(tres string) uint64 {
 			return 1
 		}
 		return n
+	}
+	return 0
+}
+
+// gresGPUType is the type of --gres=gpu:TYPE:N ("" when none is named).
+func gresGPUType(j *state.Job) string {
+	for _, tres := range []string{j.TresPerNode, j.TresPerJob, j.TresPerTask} {
+		for _, t := range strings.Split(tres, ",") {
+			if !strings.HasPrefix(t, "gres/gpu:") && !strings.HasPrefix(t, "gres:gpu:") {
+				continue
+			}
+			if parts := strings.Split(t, ":"); len(parts) == 3 {
+				return parts[1]
+			} else if len(parts) == 2 {
+				if _, err := strconv.ParseUint(parts[1], 10, 32); err != nil {
+					return parts[1]
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// gresShare is --gres=mps:N or --gres=shard:N per node, in hundredths of
+// a GPU (Slurm's MPS count is 100 per GPU by convention; shards are taken
+// the same way).
+func gresShare(j *state.Job) uint32 {
+	for _, t := range strings.Split(j.TresPerNode, ",") {
+		for _, kind := range []string{"gres/mps:", "gres/shard:", "gres:mps:", "gres:shard:"} {
+			if rest, ok := strings.CutPrefix(t, kind); ok {
+				parts := strings.Split(rest, ":")
+				if n, err := strconv.ParseUint(parts[len(parts)-1], 10, 32); err == nil {
+					return uint32(n)
+				}
+			}
+		}
 	}
 	return 0
 }

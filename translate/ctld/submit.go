@@ -275,6 +275,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		// files (those are built at hand-over; this stays cheap).
 		spec := translate.SessionSpec{Nodes: j.MinNodes, Exclusive: j.Exclusive, Image: j.Container,
 			CPUsPerNode: (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1), GPUsPerNode: gpusPerNode(j),
+			GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment,
 			TimeLimit: time.Duration(j.TimeLimit) * time.Minute}
 		if j.WarnSignal != 0 {
 			spec.Signal, spec.Warn = int(j.WarnSignal), time.Duration(j.WarnTime)*time.Second
