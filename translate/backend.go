@@ -152,10 +152,10 @@ type SessionSpec struct {
 	GPUShare uint32
 	// Comment is the job's --comment: engines may read directives from
 	// it (Backend.AI: "bai:mount=…", "bai:shmem=…").
-	Comment string
-	ReqNodes     []string // designated agents
-	ExcNodes     []string
-	Exclusive    bool
+	Comment   string
+	ReqNodes  []string // designated agents
+	ExcNodes  []string
+	Exclusive bool
 
 	// StartAt: the session may not start before (Slurm's --begin,
 	// Backend.AI's starts_at); zero = as soon as it fits.

@@ -480,8 +480,8 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
 		GPUsPerNode: gpusPerNode(j), GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment,
 		Exclusive: j.Exclusive,
-		KillWait: time.Duration(c.killWait()) * time.Second,
-		Rlimits:  c.jobRlimits(sc.Env),
+		KillWait:  time.Duration(c.killWait()) * time.Second,
+		Rlimits:   c.jobRlimits(sc.Env),
 	}
 	// The partition says where the session runs on Backend.AI: its
 	// resource group, and the project and image of jobs naming none.
