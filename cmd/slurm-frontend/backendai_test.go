@@ -172,12 +172,13 @@ func TestBackendAIEngine(t *testing.T) {
 			}
 		})
 	}
-	// A user Backend.AI does not know gets a failed launch, not a job
-	// run as someone else.
+	// A user Backend.AI does not know is refused at submission, not run
+	// as someone else.
 	dir := workDir(t, "bai-nobody-")
 	rn := f.as(t).in(dir).user("nobody")
-	sub := rn.mustRun("24.11", "sbatch", "-o", "/dev/null", "--mem=2G", "--wrap", "true")
-	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
-	rows := waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "FAILED" })
-	t.Logf("RESULT backend.ai engine: 3 releases, exit codes, outputs as the job's uid, cancel, --exclusive refused; unknown user's job: %s (%s)", rows[id].state, rows[id].reason)
+	_, errs, code := rn.run("24.11", "sbatch", "-o", "/dev/null", "--mem=2G", "--wrap", "true")
+	if code == 0 || !strings.Contains(errs, "Invalid user id") {
+		t.Errorf("sbatch by a user Backend.AI does not know: exit %d %q", code, errs)
+	}
+	t.Logf("RESULT backend.ai engine: 3 releases, exit codes, outputs as the job's uid, cancel, --exclusive refused; unknown user: %s", strings.TrimSpace(errs))
 }

@@ -298,6 +298,16 @@ func (e *Engine) CheckSpec(spec *translate.SessionSpec) error {
 	if _, err := directives(spec.Comment); err != nil {
 		return err
 	}
+	if spec.UserName != "" {
+		// A user Backend.AI does not know (or whose containers would
+		// run as another uid) is refused now. While the manager cannot
+		// be asked, the job is taken and the check made at hand-over.
+		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+		defer cancel()
+		if _, err := e.account(ctx, spec); err != nil && !errors.Is(err, translate.ErrUnavailable) {
+			return err
+		}
+	}
 	return nil
 }
 

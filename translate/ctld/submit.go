@@ -275,7 +275,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		// files (those are built at hand-over; this stays cheap).
 		spec := translate.SessionSpec{Nodes: j.MinNodes, Exclusive: j.Exclusive, Image: j.Container,
 			CPUsPerNode: (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1), GPUsPerNode: gpusPerNode(j),
-			GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment,
+			GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment, UserName: j.UserName, UID: j.UserID, GID: j.GroupID,
 			TimeLimit: time.Duration(j.TimeLimit) * time.Minute}
 		if j.WarnSignal != 0 {
 			spec.Signal, spec.Warn = int(j.WarnSignal), time.Duration(j.WarnTime)*time.Second
@@ -287,7 +287,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 			spec.ExcNodes = strings.Split(j.ExcNodes, ",")
 		}
 		if err := ck.CheckSpec(&spec); err != nil {
-			return nil, nil, userErr(codec.ESLURM_NOT_SUPPORTED, err.Error())
+			return nil, nil, userErr(engineCode(err), err.Error())
 		}
 	}
 	return j, sc, nil
