@@ -691,10 +691,28 @@ func (e *Engine) info(s *Session, job uint32, logs string, haveLogs bool) transl
 	}
 	in.Reason = translate.EndReason(s.StatusInfo)
 	code, found, launched := exitFromLog(logs)
-	switch {
-	case st == translate.SessionCancelled:
-		// Ended before it ran.
-	case in.Reason == translate.ReasonTaskFinished || in.Reason == translate.ReasonTaskFailed || (st == translate.SessionTerminated && in.Reason == ""):
+	stale := false
+	for _, k := range s.Kernels {
+		stale = stale || k.StatusInfo == "STALE_KERNEL" || k.StatusInfo == string(translate.ReasonAgentLost)
+	}
+	switch in.Reason {
+	case translate.ReasonTaskTimeout, translate.ReasonUserRequested, translate.ReasonForceTerminated, translate.ReasonPreempted,
+		translate.ReasonPendingTimeout, translate.ReasonOOMKilled, translate.ReasonFailedToStart, translate.ReasonAgentLost:
+		// The manager's own word for the end.
+	default:
+		if st == translate.SessionCancelled {
+			break // ended before it ran
+		}
+		if stale && !found {
+			// Its agent was lost with it (sweep-stale-kernels).
+			in.Reason = translate.ReasonAgentLost
+			break
+		}
+		// The batch command ended (task-finished / task-failed), or
+		// the session ended some other way the manager does not name
+		// (detect-termination leaves status_info as it was): the exit
+		// status in the log says how; without it, only SUCCESS is a
+		// success.
 		switch {
 		case found && !launched:
 			// The job's input or outputs could not be opened: as
@@ -746,7 +764,7 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 			dead = append(dead, s)
 		}
 	}
-	ended, err := e.c.ListSessions(ctx, SessionFilter{Statuses: dead, Filter: filter, TerminatedAfter: since, PageSize: 500})
+	ended, err := e.c.ListSessions(ctx, SessionFilter{Statuses: dead, Filter: filter, TerminatedAfter: since, PageSize: 500, WithKernels: true})
 	if err != nil {
 		return nil, engineErr(err)
 	}
@@ -808,7 +826,7 @@ func (e *Engine) Session(ctx context.Context, id translate.SessionID) (*translat
 	if ok {
 		return &in, nil
 	}
-	s, err := e.c.GetSession(ctx, string(id), false)
+	s, err := e.c.GetSession(ctx, string(id), true)
 	if err != nil {
 		if IsNotFound(err) {
 			return nil, fmt.Errorf("%w: %s", translate.ErrNoSession, id)
@@ -1050,7 +1068,7 @@ func (e *Engine) readEnds() {
 			defer func() { <-sem; wg.Done() }()
 			for try := 0; e.ctx.Err() == nil; try++ {
 				ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
-				s, err := e.c.GetSession(ctx, id, false)
+				s, err := e.c.GetSession(ctx, id, true)
 				var in translate.SessionInfo
 				if err == nil {
 					if job, ok := e.jobOf(s.Tag); ok {

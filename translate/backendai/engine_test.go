@@ -148,6 +148,22 @@ func waitEnd(t *testing.T, e *backendai.Engine, id translate.SessionID) translat
 	}
 }
 
+// destroy ends a session, trying again while the manager cannot take it
+// (a session in some transitions), as the controller's resync would.
+func destroy(t *testing.T, e *backendai.Engine, id translate.SessionID) {
+	t.Helper()
+	var err error
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		c, cancel := ctx()
+		err = e.DestroySession(c, id, true)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	t.Fatalf("DestroySession %s: %v", id, err)
+}
+
 // What a job sees: its files as its user, its directory, its arguments,
 // stderr apart, and exact exit statuses and launch failures.
 func TestEngineJobSemantics(t *testing.T) {
@@ -332,7 +348,7 @@ func TestEngineResourceMapping(t *testing.T) {
 		if v, _ := got.RequestedSlots[tc.slot]; v != tc.want {
 			t.Errorf("%s: requested %s = %q, want %q (%v)", tc.what, tc.slot, v, tc.want, got.RequestedSlots)
 		}
-		f.e.DestroySession(c, id, true)
+		destroy(t, f.e, id)
 		waitEnd(t, f.e, id)
 	}
 	s := f.spec(51, "#!/bin/sh\ntrue\n")
@@ -345,5 +361,33 @@ func TestEngineResourceMapping(t *testing.T) {
 		if err := f.e.CheckSpec(&s); err == nil {
 			t.Errorf("CheckSpec accepted --comment %q", bad)
 		}
+	}
+}
+
+// A session whose agent is lost ends with it: NODE_FAIL's reason.
+func TestEngineAgentLost(t *testing.T) {
+	f := newFixture(t, func(o *double.Options) { o.StaleKernelAfter = 500 * time.Millisecond })
+	c, cancel := ctx()
+	defer cancel()
+	s := f.spec(61, "#!/bin/sh\nexec sleep 300\n")
+	s.ReqNodes = []string{"i-ag2"}
+	id, err := f.e.CreateSession(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second)
+	for running := false; !running; {
+		select {
+		case ev := <-f.e.Events():
+			running = ev.ID == id && ev.Status == translate.SessionRunning
+		case <-deadline:
+			t.Fatal("not running")
+		}
+	}
+	if err := f.d.MarkAgentLost("i-ag2"); err != nil {
+		t.Fatal(err)
+	}
+	if end := waitEnd(t, f.e, id); end.Reason != translate.ReasonAgentLost {
+		t.Errorf("the session of a lost agent ended %+v, want agent-termination", end)
 	}
 }
