@@ -101,6 +101,10 @@ const (
 	launchMarker = "\x1eslurm-frontend launched"
 )
 
+// endedKept is how long an ended session's end stays cached (the
+// controller has applied it long before; the manager keeps it for good).
+const endedKept = time.Hour
+
 // userTTL is how long an account lookup is trusted.
 const userTTL = 2 * time.Minute
 
@@ -799,6 +803,12 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 	for id, in := range e.ended {
 		if !seen[id] {
 			out = append(out, in)
+		}
+		if started.Sub(in.Ended) > endedKept {
+			// Long reported and listed: forgotten, so that a frontend
+			// that runs for months does not keep every job it ran.
+			delete(e.ended, id)
+			delete(e.sessions, id)
 		}
 	}
 	e.mu.Unlock()
