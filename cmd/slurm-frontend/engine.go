@@ -39,7 +39,7 @@ func openEngine(s *settings, logger *log.Logger) (translate.Backend, translate.E
 // backendAIEngine connects to the manager with the admin keypair and
 // checks, before serving, that the keypair is good.
 func backendAIEngine(s *settings, logger *log.Logger) (*backendai.Engine, error) {
-	c, err := backendAIClient(s, logger)
+	c, err := backendAIClient(s, logger, false)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func backendAIEngine(s *settings, logger *log.Logger) (*backendai.Engine, error)
 }
 
 // backendAIClient connects to the manager and checks the keypair.
-func backendAIClient(s *settings, logger *log.Logger) (*backendai.Client, error) {
+func backendAIClient(s *settings, logger *log.Logger, mustReach bool) (*backendai.Client, error) {
 	ak, sk, err := readKeypair(s.baiKeypair)
 	if err != nil {
 		return nil, err
@@ -59,9 +59,16 @@ func backendAIClient(s *settings, logger *log.Logger) (*backendai.Client, error)
 	if err != nil {
 		return nil, fmt.Errorf("backend.ai: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := c.Probe(ctx)
+	if err != nil && !mustReach && (backendai.IsRetryable(err) || errors.Is(err, context.DeadlineExceeded) || isTransport(err)) {
+		// Down or unreachable now: serve the jobs the store holds and
+		// the last view of the cluster; the engine connects when it can
+		// (a restart during a manager outage must not take squeue down).
+		logger.Printf("backend.ai manager %s unreachable (%v): serving from the state store; the engine retries", s.baiEndpoint, err)
+		return c, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("backend.ai manager %s: %w", s.baiEndpoint, err)
 	}
@@ -100,7 +107,7 @@ func readKeypair(path string) (string, string, error) {
 // topologyConf fills the config's nodes and partitions from the manager
 // where the config names none (client-conf).
 func topologyConf(s *settings) error {
-	c, err := backendAIClient(s, log.New(io.Discard, "", 0))
+	c, err := backendAIClient(s, log.New(io.Discard, "", 0), true)
 	if err != nil {
 		return err
 	}
@@ -123,4 +130,9 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+func isTransport(err error) bool {
+	var te *backendai.TransportError
+	return errors.As(err, &te)
 }

@@ -7,6 +7,7 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"log"
 	"sort"
 	"sync"
@@ -91,7 +92,15 @@ type counters struct {
 func New(ctx context.Context, opt Options) (*Controller, error) {
 	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}}
 	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
-	topo, err := opt.Backend.Topology(ctx)
+	tctx, cancel := context.WithTimeout(ctx, engineTimeout)
+	topo, err := opt.Backend.Topology(tctx)
+	cancel()
+	if errors.Is(err, translate.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		// The engine is down: serve the jobs of the store now, the
+		// cluster as soon as the engine answers (refreshTopology).
+		c.logf("topology: %v (serving without the engine's nodes until it answers)", err)
+		topo, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
