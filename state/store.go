@@ -538,3 +538,33 @@ func (s *Store) Script(id uint32) (*Script, error) {
 	}
 	return &sc, nil
 }
+
+// prefixMeta holds the controller's small records other than jobs (the
+// engine's last topology).
+var prefixMeta = []byte("meta/x/")
+
+// PutMeta records value under name (a few KiB at most).
+func (s *Store) PutMeta(name string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commit(int64(len(name)+len(value))+64, func(txn *badger.Txn) error {
+		return txn.Set(append(append([]byte(nil), prefixMeta...), name...), value)
+	})
+}
+
+// Meta reads what PutMeta recorded under name (nil, nil when nothing).
+func (s *Store) Meta(name string) ([]byte, error) {
+	var out []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(append(append([]byte(nil), prefixMeta...), name...))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err = it.ValueCopy(nil)
+		return err
+	})
+	return out, err
+}

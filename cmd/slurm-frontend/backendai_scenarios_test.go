@@ -293,6 +293,10 @@ func TestBackendAIOutage(t *testing.T) {
 			restarted = true
 			f.stop()
 			f.start()
+			// The last view of the cluster, from the store.
+			if out := r.mustRun("24.11", "sinfo", "-h", "-N", "-o", "%N"); out != "i-agent0000\ni-agent0001\n" {
+				t.Errorf("sinfo after a restart during the outage: %q, want the last agents", out)
+			}
 		}
 		time.Sleep(5 * time.Second)
 	}
@@ -300,9 +304,15 @@ func TestBackendAIOutage(t *testing.T) {
 		t.Errorf("a job submitted during the outage is %s, want PENDING", rows[during].state)
 	}
 	// Back: the job that ended meanwhile, the one submitted meanwhile.
-	rows := waitRows(t, f, dir, 90*time.Second, func(rows map[int]jobRow) bool {
+	rows, ok := waitRowsOK(f, dir, 90*time.Second, func(rows map[int]jobRow) bool {
 		return rows[short].state == "FAILED" && rows[during].state == "COMPLETED" && rows[long].state == "RUNNING"
 	})
+	if !ok {
+		// Where the server is stuck: its goroutines.
+		f.cmd.Process.Signal(syscall.SIGQUIT)
+		time.Sleep(2 * time.Second)
+		t.Fatalf("90 s after the outage the jobs are %v, want %d FAILED, %d COMPLETED, %d RUNNING:\n%s", rows, short, during, long, lastLines(f.Logs(), 300))
+	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "during.out")); string(b) != "submitted during the outage\n" {
 		t.Errorf("the job submitted during the outage wrote %q", b)
 	}

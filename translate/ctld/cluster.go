@@ -1,7 +1,9 @@
 package ctld
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"sort"
 	"time"
@@ -221,6 +223,45 @@ func (c *Controller) setTopology(topo *translate.Topology) {
 	}
 	c.cl.Store(newCluster(c.opt.Conf, topo))
 	c.rebuildWith(time.Now().Unix(), false)
+	c.keepTopology(topo)
+}
+
+// keepTopology records the shape of the engine's cluster (agents, their
+// capacity and groups; not what they hold now) when it changes, so that
+// a restart while the engine is down still shows the last one.
+func (c *Controller) keepTopology(topo *translate.Topology) {
+	if c.opt.Store == nil || topo == nil {
+		return
+	}
+	shape := translate.Topology{Groups: topo.Groups}
+	for _, a := range topo.Agents {
+		a.Occupied, a.CPULoad, a.FreeMem = translate.Slots{}, 0, 0
+		shape.Agents = append(shape.Agents, a)
+	}
+	b, err := json.Marshal(&shape)
+	if err != nil || bytes.Equal(b, c.keptTopo) {
+		return
+	}
+	if err := c.opt.Store.PutMeta("topology", b); err == nil {
+		c.keptTopo = b
+	}
+}
+
+// lastTopology is the topology keepTopology recorded (nil if none).
+func (c *Controller) lastTopology() *translate.Topology {
+	if c.opt.Store == nil {
+		return nil
+	}
+	b, err := c.opt.Store.Meta("topology")
+	if err != nil || b == nil {
+		return nil
+	}
+	var t translate.Topology
+	if json.Unmarshal(b, &t) != nil {
+		return nil
+	}
+	c.keptTopo = b
+	return &t
 }
 
 // ClusterOf is what clients see of cfg over the engine's topology: the

@@ -76,6 +76,7 @@ type Controller struct {
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
 	createdAt map[string]time.Time
+	keptTopo  []byte // the topology last recorded in the store (keepTopology)
 	// creating: jobs whose session is being created (c.mu), closed once
 	// the create has returned and, for a job cancelled meanwhile, the
 	// session has been ended: a cancel waits for it before it is
@@ -88,6 +89,13 @@ type counters struct {
 	submitted, started, completed, canceled, failed atomic.Uint32
 }
 
+func topoAgents(t *translate.Topology) []translate.Agent {
+	if t == nil {
+		return nil
+	}
+	return t.Agents
+}
+
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
 	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}}
@@ -98,8 +106,11 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 	if errors.Is(err, translate.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 		// The engine is down: serve the jobs of the store now, the
 		// cluster as soon as the engine answers (refreshTopology).
-		c.logf("topology: %v (serving without the engine's nodes until it answers)", err)
-		topo, err = nil, nil
+		last := c.lastTopology()
+		c.logf("topology: %v (serving the last one recorded, %d agents, until it answers)", err, len(topoAgents(last)))
+		topo, err = last, nil
+	} else if err == nil {
+		c.keepTopology(topo)
 	}
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func (c *Controller) Start(ctx context.Context) {
 	if c.opt.Exec == nil {
 		return
 	}
-	c.resync(ctx, true)
+	reconciled := c.resync(ctx, true)
 	go c.consumeEvents(ctx)
 	go c.refreshTopology(ctx)
 	go func() {
@@ -40,9 +40,26 @@ func (c *Controller) Start(ctx context.Context) {
 			if step := clock.stepped(); step != 0 {
 				c.clockStepped(step)
 			}
-			if time.Since(lastSync) >= resyncEvery {
+			switch {
+			case !reconciled && time.Since(lastSync) >= 5*time.Second:
+				// The engine did not answer the startup reconciliation
+				// (it is down): until it does, jobs the last run left
+				// "creating" stay so, and nothing new is handed over (a
+				// create would race the adoption of a session made
+				// before the restart).
+				reconciled = c.resync(ctx, true)
+				lastSync = time.Now()
+			case reconciled && time.Since(lastSync) >= resyncEvery:
 				c.resync(ctx, false)
 				lastSync = time.Now()
+			}
+			if !reconciled {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				continue
 			}
 			c.dispatch(ctx)
 			select {

@@ -33,14 +33,14 @@ func lostEvent(c *Controller, job uint32, sid translate.SessionID) translate.Ses
 // of sessions. startup: right after New, before anything was handed over
 // in this run (a job marked "creating" then is one whose create may or
 // may not have happened before a crash).
-func (c *Controller) resync(ctx context.Context, startup bool) {
+func (c *Controller) resync(ctx context.Context, startup bool) bool {
 	listed := time.Now()
 	lctx, cancel := context.WithTimeout(ctx, engineTimeout)
 	sessions, err := c.opt.Exec.Sessions(lctx)
 	cancel()
 	if err != nil {
 		c.logf("resync: the engine's sessions: %v (tried again in %v)", err, resyncEvery)
-		return
+		return false
 	}
 	known := make(map[translate.SessionID]*translate.SessionInfo, len(sessions))
 	byJob := map[uint32]*translate.SessionInfo{}
@@ -171,4 +171,5 @@ func (c *Controller) resync(ctx context.Context, startup bool) {
 		c.logf("resync: ending %d sessions of cancelled or forgotten jobs", len(stop))
 		c.destroySessions(stop, false)
 	}
+	return true
 }
