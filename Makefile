@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: all build setup run test test-unit test-e2e bench lint fuzz reliability clean
+.PHONY: bench-backendai all build setup run test test-unit test-e2e bench lint fuzz reliability clean
 
 all: build
 
@@ -41,6 +41,11 @@ test-unit:
 bench: build
 	BIN=$(CURDIR)/$(BIN) bash tools/bench.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./codec/... ./edge/... ./translate/... ./bench/...
+
+# slurm-frontend on the Backend.AI manager double (scale mode) beside the
+# embedded engine, in one run (JOBS=100000 by default; JOBS=10000 is quick).
+bench-backendai: build
+	BIN=$(CURDIR)/$(BIN) bash tools/bench-backendai.sh
 
 # The hardening campaign: every fuzz target briefly (RELIABILITY_FUZZTIME,
 # default 10s), then the hostile-input, credential, permission, security,

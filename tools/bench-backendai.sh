@@ -62,6 +62,22 @@ wait_port() { # PORT PID NAME
 	die "$3 did not listen on $1"
 }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+# settle PID...: wait (at most 120 s) until each uses under 0.05 of a core
+# over a second (a fill leaves work behind: snapshots, hand-overs).
+settle() {
+	local p t0 t1 busy
+	for _ in $(seq 120); do
+		busy=0
+		for p in "$@"; do
+			t0=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) || continue
+			sleep 0.5
+			t1=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) || continue
+			[ $((t1 - t0)) -ge 3 ] && busy=1
+		done
+		[ $busy = 0 ] && return 0
+	done
+	log "still busy after 120 s; measuring anyway"
+}
 
 log "starting the Backend.AI double (scale mode, $AGENTS agents) on $DBL_PORT"
 "$BIN" backendai-double -listen 127.0.0.1:$DBL_PORT -mode scale -agents "$AGENTS" -agent-slots cpu=64,mem=256g \
@@ -89,7 +105,7 @@ EMB_BASE=$(rss_kb $EMB_PID) BAI_BASE=$(rss_kb $BAI_PID)
 log "stage 1: $JOBS held jobs on each"
 "$BIN" bench fill --target 127.0.0.1:$EMB_PORT --jobs "$JOBS" --munge-key "$KEY" 2>/dev/null | tee "$DIR/fill-embedded.txt"
 "$BIN" bench fill --target 127.0.0.1:$BAI_PORT --jobs "$JOBS" --munge-key "$KEY" 2>/dev/null | tee "$DIR/fill-backendai-held.txt"
-sleep 2
+settle $EMB_PID $BAI_PID
 "$BIN" bench run --target "backendai=127.0.0.1:$BAI_PORT,pid=$BAI_PID" --target "embedded=127.0.0.1:$EMB_PORT,pid=$EMB_PID" \
 	--workload squeue,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$JOBS held jobs each" \
 	--json "$DIR/stage1.json" >"$DIR/stage1.txt"
@@ -112,7 +128,7 @@ done
 t1=$(date +%s.%N)
 HANDOVER=$(awk -v a="$t0" -v b="$t1" -v n="$running" 'BEGIN { printf "%d sessions RUNNING in %.1f s (%.0f/s, submission included)", n, b - a, n / (b - a) }')
 log "hand-over: $HANDOVER"
-sleep 3
+settle $EMB_PID $BAI_PID $DBL_PID
 EMB_RSS=$(rss_kb $EMB_PID) BAI_RSS=$(rss_kb $BAI_PID) DBL_RSS=$(rss_kb $DBL_PID)
 
 log "stage 2: squeue storm and sbatch, side by side (Backend.AI first: ratios are Backend.AI/embedded)"
