@@ -56,6 +56,7 @@ type Snapshot struct {
 	cl          *cluster    // nodes and partitions
 	topo        *translate.Topology
 	alloc       map[string]*nodeAlloc // node name -> what running jobs hold
+	holders     []*jobEntry           // the running and completing entries alloc was made of
 	c           *Controller
 	slots       [nVersions][nKinds]slot
 	recs        [nVersions][nEcho]jobRecords
@@ -122,36 +123,19 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 		// IDs only grow, so this does not happen; lookups depend on it.
 		slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) })
 	}
-	s.alloc = map[string]*nodeAlloc{}
 	for _, e := range s.jobs {
-		if !codec.JobIsRunning(e.state) && e.state&codec.JOB_COMPLETING == 0 {
-			continue
+		if codec.JobIsRunning(e.state) || e.state&codec.JOB_COMPLETING != 0 {
+			s.holders = append(s.holders, e)
 		}
-		j := e.job()
-		if j.Nodes == "" {
-			continue
-		}
-		names := e.expandedNodes(j)
-		if len(names) == 0 {
-			continue
-		}
-		n := uint64(len(names))
-		for _, name := range names {
-			a := s.alloc[name]
-			if a == nil {
-				a = &nodeAlloc{}
-				s.alloc[name] = a
-			}
-			a.cpus += uint32((uint64(j.MinCPUs) + n - 1) / n)
-			if j.MemPerCPUMB > 0 {
-				a.memMB += j.MemPerCPUMB * uint64(j.MinCPUs) / n
-			} else if j.MemPerNodeMB > 0 {
-				a.memMB += j.MemPerNodeMB
-			} else if nd := cl.node(name); nd != nil {
-				a.memMB += nd.RealMemory // whole node's memory
-			}
-			a.jobs++
-		}
+	}
+	// Entries are immutable and the old snapshot keeps its own alive, so
+	// the same entries in the same order mean the same allocation: most
+	// rebuilds (a submission, a pending job's change) reuse it instead
+	// of walking every running job's nodes again.
+	if old != nil && old.cl == cl && slices.Equal(old.holders, s.holders) {
+		s.alloc = old.alloc
+	} else {
+		s.alloc = allocOf(s.holders, cl)
 	}
 	if old == nil {
 		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, now, now
@@ -167,6 +151,39 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 		}
 	}
 	c.snap.Store(s)
+}
+
+// allocOf is what the running and completing jobs hold on each node.
+func allocOf(holders []*jobEntry, cl *cluster) map[string]*nodeAlloc {
+	alloc := map[string]*nodeAlloc{}
+	for _, e := range holders {
+		j := e.job()
+		if j.Nodes == "" {
+			continue
+		}
+		names := e.expandedNodes(j)
+		if len(names) == 0 {
+			continue
+		}
+		n := uint64(len(names))
+		for _, name := range names {
+			a := alloc[name]
+			if a == nil {
+				a = &nodeAlloc{}
+				alloc[name] = a
+			}
+			a.cpus += uint32((uint64(j.MinCPUs) + n - 1) / n)
+			if j.MemPerCPUMB > 0 {
+				a.memMB += j.MemPerCPUMB * uint64(j.MinCPUs) / n
+			} else if j.MemPerNodeMB > 0 {
+				a.memMB += j.MemPerNodeMB
+			} else if nd := cl.node(name); nd != nil {
+				a.memMB += nd.RealMemory // whole node's memory
+			}
+			a.jobs++
+		}
+	}
+	return alloc
 }
 
 // unchanged reports whether an info request's last_update lets us answer
