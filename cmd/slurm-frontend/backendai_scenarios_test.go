@@ -40,18 +40,10 @@ func sessionsOfJobs(d *baiDouble) map[int]int {
 // double, running the jobs) underneath, for each release: environment,
 // arrays with a throttle, dependencies, holds, --wait, who may cancel.
 func TestBackendAIBatchScenarios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end")
-	}
-	needClients(t)
-	base := workDir(t, "bai-")
-	d := startDouble(t, base, nil)
-	f := newFrontend(t, d.conf(""))
+	d, f := baiFrontend(t, nil, "")
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {
-			dir := workDir(t, "bai-sc-")
-			os.Chown(dir, 64030, 64030)
-			r := f.as(t).in(dir).user("slurm")
+			dir, r := slurmDir(t, f, "bai-sc-")
 			root := f.as(t).in(dir)
 
 			// The environment travels (--export), with Slurm's own.
@@ -142,16 +134,8 @@ func TestBackendAIBatchScenarios(t *testing.T) {
 // acknowledged job lost, none run twice, and after the restart every job
 // ends as the manager says.
 func TestBackendAIKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end")
-	}
-	needClients(t)
-	base := workDir(t, "bai-")
-	d := startDouble(t, base, nil)
-	f := newFrontend(t, d.conf(""))
-	dir := workDir(t, "bai-k9-")
-	os.Chown(dir, 64030, 64030)
-	r := f.as(t).in(dir).user("slurm")
+	d, f := baiFrontend(t, nil, "")
+	dir, r := slurmDir(t, f, "bai-k9-")
 	var ids []int
 	for i := 0; i < 24; i++ {
 		ids = append(ids, sbatchID(t, r, releases[i%3], "--mem=2G", "-o", fmt.Sprintf("k9-%d.out", i), "--wrap", fmt.Sprintf("sleep %d; echo done %d", 1+i%3, i)))
@@ -190,12 +174,7 @@ func TestBackendAIKill9(t *testing.T) {
 // reschedule mode requeues them (PENDING, then RUNNING again), and the
 // high-tier job RUNNING.
 func TestBackendAIPreemption(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end")
-	}
-	needClients(t)
-	base := workDir(t, "bai-")
-	d := startDouble(t, base, func(d *double.Double) {
+	_, f := baiFrontend(t, func(d *double.Double) {
 		for _, mode := range []string{"terminate", "reschedule"} {
 			if err := d.AddResourceGroup(double.ResourceGroup{Name: "pre-" + mode, Preemption: double.Preemption{Enabled: true, Mode: mode}}); err != nil {
 				t.Fatal(err)
@@ -204,16 +183,13 @@ func TestBackendAIPreemption(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	})
-	f := newFrontend(t, d.conf(`PartitionName=batch FrontendResourceGroup=default Default=YES
+	}, `PartitionName=batch FrontendResourceGroup=default Default=YES
 PartitionName=low FrontendResourceGroup=pre-terminate PriorityTier=1 PreemptMode=CANCEL
 PartitionName=high FrontendResourceGroup=pre-terminate PriorityTier=10
 PartitionName=lowrq FrontendResourceGroup=pre-reschedule PriorityTier=1 PreemptMode=REQUEUE
 PartitionName=highrq FrontendResourceGroup=pre-reschedule PriorityTier=10
-`))
-	dir := workDir(t, "bai-pre-")
-	os.Chown(dir, 64030, 64030)
-	r := f.as(t).in(dir).user("slurm")
+`)
+	dir, r := slurmDir(t, f, "bai-pre-")
 	for _, c := range []struct{ low, high, want string }{{"low", "high", "PREEMPTED"}, {"lowrq", "highrq", "PENDING"}} {
 		var victims []int
 		for i := 0; i < 2; i++ {
@@ -254,16 +230,8 @@ PartitionName=highrq FrontendResourceGroup=pre-reschedule PriorityTier=10
 // (pending) and handed over once it is back, jobs that ended during the
 // outage are seen ended, and afterwards every job agrees with its session.
 func TestBackendAIOutage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end")
-	}
-	needClients(t)
-	base := workDir(t, "bai-")
-	d := startDouble(t, base, nil)
-	f := newFrontend(t, d.conf(""))
-	dir := workDir(t, "bai-out-")
-	os.Chown(dir, 64030, 64030)
-	r := f.as(t).in(dir).user("slurm")
+	d, f := baiFrontend(t, nil, "")
+	dir, r := slurmDir(t, f, "bai-out-")
 	short := sbatchID(t, r, "24.11", "--mem=2G", "-o", "/dev/null", "--wrap", "sleep 5; exit 2")
 	long := sbatchID(t, r, "24.11", "--mem=2G", "-o", "/dev/null", "--wrap", "sleep 300")
 	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool {

@@ -79,6 +79,27 @@ func startDouble(t *testing.T, dir string, mut func(*double.Double)) *baiDouble 
 	return &baiDouble{Double: d, url: d.URL(), keypair: kp}
 }
 
+// baiFrontend starts a double (mut seeds it further) and a frontend on
+// it with extra config lines.
+func baiFrontend(t *testing.T, mut func(*double.Double), extra string) (*baiDouble, *frontend) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	needClients(t)
+	d := startDouble(t, workDir(t, "bai-"), mut)
+	return d, newFrontend(t, d.conf(extra))
+}
+
+// slurmDir is a work directory of user slurm (64030) and a runner of
+// clients as slurm in it.
+func slurmDir(t *testing.T, f *frontend, prefix string) (string, runner) {
+	t.Helper()
+	dir := workDir(t, prefix)
+	os.Chown(dir, 64030, 64030)
+	return dir, f.as(t).in(dir).user("slurm")
+}
+
 // baiConf is a frontend config on the double.
 func (d *baiDouble) conf(extra string) string {
 	return fmt.Sprintf("ClusterName=baicluster\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=%s\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n%s",
@@ -111,13 +132,7 @@ var exitCodeRe = regexp.MustCompile(`\bExitCode=(\d+:\d+)`)
 // users, exit codes and outputs are the script's, a cancel ends the
 // session, and what Backend.AI cannot do is refused at submission.
 func TestBackendAIEngine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end")
-	}
-	needClients(t)
-	base := workDir(t, "bai-")
-	d := startDouble(t, base, nil)
-	f := newFrontend(t, d.conf(""))
+	_, f := baiFrontend(t, nil, "")
 	if !strings.Contains(f.Logs(), "engine backend.ai") {
 		t.Fatalf("the server is not on the Backend.AI engine:\n%s", f.Logs())
 	}
@@ -129,9 +144,7 @@ func TestBackendAIEngine(t *testing.T) {
 	}
 	for i, rel := range releases {
 		t.Run(rel, func(t *testing.T) {
-			dir := workDir(t, "bai-job-")
-			os.Chown(dir, 64030, 64030)
-			ru := f.as(t).in(dir).user("slurm")
+			dir, ru := slurmDir(t, f, "bai-job-")
 			outFile := filepath.Join(dir, "out-%j")
 			sub := ru.mustRun(rel, "sbatch", "-o", outFile, "--mem=2G", "--wrap",
 				fmt.Sprintf("echo job $SLURM_JOB_ID as $(id -u) in $PWD; echo to stderr >&2; exit %d", 3+i))

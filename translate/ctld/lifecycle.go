@@ -481,25 +481,16 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 			j = &jj
 		}
 	}
-	cpusPerNode := (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1)
-	mem := j.MemPerNodeMB
-	if j.MemPerCPUMB > 0 {
-		mem = j.MemPerCPUMB * uint64(cpusPerNode)
-	}
-	spec := translate.SessionSpec{
-		Name: "slurm-" + jobLabel(j), JobID: j.ID, ResourceGroup: j.Partition,
-		Priority: int64(j.Priority) - int64(j.Nice), UID: j.UserID, GID: j.GroupID,
-		Groups: supplementaryGroups(j.UserName, j.GroupID), UserName: j.UserName,
-		Image: j.Container, Script: sc.Text, Argv: sc.Argv, Env: c.jobEnv(j, sc.Env, tasks),
-		WorkDir: j.WorkDir, StdIn: expandPath(j.StdIn, j), StdOut: expandPath(j.StdOut, j),
-		// A requeued job appends to its output, as slurmd does.
-		StdErr: expandPath(j.StdErr, j), AppendOut: j.OpenMode == openModeAppend || j.Restarts > 0,
-		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: mem,
-		GPUsPerNode: gpusPerNode(j), GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment,
-		Exclusive: j.Exclusive,
-		KillWait:  time.Duration(c.killWait()) * time.Second,
-		Rlimits:   c.jobRlimits(sc.Env),
-	}
+	spec := sessionShape(j)
+	mem := spec.MemPerNodeMB
+	spec.Name, spec.JobID, spec.ResourceGroup = "slurm-"+jobLabel(j), j.ID, j.Partition
+	spec.Priority = int64(j.Priority) - int64(j.Nice)
+	spec.Groups = supplementaryGroups(j.UserName, j.GroupID)
+	spec.Script, spec.Argv, spec.Env = sc.Text, sc.Argv, c.jobEnv(j, sc.Env, tasks)
+	spec.WorkDir, spec.StdIn, spec.StdOut, spec.StdErr = j.WorkDir, expandPath(j.StdIn, j), expandPath(j.StdOut, j), expandPath(j.StdErr, j)
+	spec.AppendOut = j.OpenMode == openModeAppend || j.Restarts > 0 // a requeued job appends, as slurmd does
+	spec.KillWait = time.Duration(c.killWait()) * time.Second
+	spec.Rlimits = c.jobRlimits(sc.Env)
 	// The partition says where the session runs on Backend.AI: its
 	// resource group, and the project and image of jobs naming none.
 	if p := c.cluster().part(j.Partition); p != nil {
@@ -527,8 +518,25 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		if v, err := strconv.ParseUint(c.opt.Conf.Get("DefMemPerNode", "0"), 10, 64); err == nil && v > 0 {
 			spec.MemPerNodeMB = v
 		} else if v, err := strconv.ParseUint(c.opt.Conf.Get("DefMemPerCPU", "0"), 10, 64); err == nil {
-			spec.MemPerNodeMB = v * uint64(cpusPerNode)
+			spec.MemPerNodeMB = v * uint64(spec.CPUsPerNode)
 		}
+	}
+	return spec
+}
+
+// sessionShape is what a job asks of the engine, without its script,
+// environment and files: what an engine checks at submission
+// (translate.SpecChecker), and what sessionSpec starts from.
+func sessionShape(j *state.Job) translate.SessionSpec {
+	cpusPerNode := (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1)
+	spec := translate.SessionSpec{
+		UID: j.UserID, GID: j.GroupID, UserName: j.UserName, Image: j.Container,
+		Nodes: j.MinNodes, CPUsPerNode: cpusPerNode, MemPerNodeMB: j.MemPerNodeMB,
+		GPUsPerNode: gpusPerNode(j), GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment,
+		Exclusive: j.Exclusive,
+	}
+	if j.MemPerCPUMB > 0 {
+		spec.MemPerNodeMB = j.MemPerCPUMB * uint64(cpusPerNode)
 	}
 	if j.TimeLimit != codec.Infinite && j.TimeLimit != codec.NoVal {
 		spec.TimeLimit = time.Duration(j.TimeLimit) * time.Minute

@@ -271,21 +271,8 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 	if ck, ok := c.opt.Exec.(translate.SpecChecker); ok {
 		// What the engine underneath cannot do as Slurm would is
 		// refused now, not failed when the job would start.
-		// The shape of the session, not its script, environment and
-		// files (those are built at hand-over; this stays cheap).
-		spec := translate.SessionSpec{Nodes: j.MinNodes, Exclusive: j.Exclusive, Image: j.Container,
-			CPUsPerNode: (j.MinCPUs + j.MinNodes - 1) / max(j.MinNodes, 1), GPUsPerNode: gpusPerNode(j),
-			GPUType: gresGPUType(j), GPUShare: gresShare(j), Comment: j.Comment, UserName: j.UserName, UID: j.UserID, GID: j.GroupID,
-			TimeLimit: time.Duration(j.TimeLimit) * time.Minute}
-		if j.WarnSignal != 0 {
-			spec.Signal, spec.Warn = int(j.WarnSignal), time.Duration(j.WarnTime)*time.Second
-		}
-		if j.ReqNodes != "" {
-			spec.ReqNodes = strings.Split(j.ReqNodes, ",")
-		}
-		if j.ExcNodes != "" {
-			spec.ExcNodes = strings.Split(j.ExcNodes, ",")
-		}
+		// Its shape only: the rest is built at hand-over.
+		spec := sessionShape(j)
 		if err := ck.CheckSpec(&spec); err != nil {
 			return nil, nil, userErr(engineCode(err), err.Error())
 		}
