@@ -588,9 +588,65 @@ func TestFaultCancelStorm(t *testing.T) {
 		"%d cancels acknowledged, settled in %v; %d lost, %d not CANCELLED, %d ran twice, %d started after the cancel (+%d in the launch race), %d ran to the end, %d with two sessions, %d shims left; next id %d > %d",
 		len(jobs), running, len(groups), group, stormTook.Round(time.Millisecond), ackedAtKill, restartTook.Round(time.Millisecond),
 		len(ackedAt), settleTook.Round(time.Millisecond), len(lost), len(notCancelled), len(ranTwice), len(startedAfter), launchRace, len(finished), len(twoSessions), len(leftShims), next, high)
+	if len(startedAfter) > 0 {
+		// What the engine recorded of them, and when: the spool's files
+		// say whether the cancel reached the session before it started.
+		var late []int
+		for _, s := range startedAfter {
+			id, _ := strconv.Atoi(s[:strings.IndexByte(s, '(')])
+			late = append(late, id)
+		}
+		t.Logf("acknowledged at %s; SIGKILL at %s\n%s", fmtAcked(ackedAt, late), killedAt.Format("15:04:05.000"), dumpSessions(spool, late))
+		for _, l := range lines(f.Logs()) {
+			for _, id := range late {
+				if strings.Contains(l, fmt.Sprintf("job %d", id)) || strings.Contains(l, fmt.Sprintf("job %d:", id)) {
+					t.Logf("log: %s", l)
+					break
+				}
+			}
+		}
+	}
 	if t.Failed() {
 		t.Logf("server log (last lines):\n%s", lastLines(f.Logs(), 60))
 	}
+}
+
+// fmtAcked lists when the cancels of jobs ids were acknowledged.
+func fmtAcked(ackedAt map[int]time.Time, ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%d@%s ", id, ackedAt[id].Format("15:04:05.000"))
+	}
+	return b.String()
+}
+
+// dumpSessions describes the spool session directories of jobs ids: each
+// file with its modification time, and the small ones' contents.
+func dumpSessions(spool string, ids []int) string {
+	var b strings.Builder
+	ents, _ := os.ReadDir(spool)
+	for _, e := range ents {
+		dir := filepath.Join(spool, e.Name())
+		id := sessionJob(dir)
+		if !slices.Contains(ids, id) {
+			continue
+		}
+		fmt.Fprintf(&b, "job %d session %s:\n", id, e.Name())
+		files, _ := os.ReadDir(dir)
+		for _, fe := range files {
+			fi, err := fe.Info()
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&b, "  %-14s %s %6d", fe.Name(), fi.ModTime().Format("15:04:05.000000"), fi.Size())
+			if name := fe.Name(); fi.Mode().IsRegular() && name != "session.json" && name != "launch.json" && (fi.Size() < 400 || name == "shim.log" && fi.Size() < 4000) {
+				c, _ := os.ReadFile(filepath.Join(dir, name))
+				fmt.Fprintf(&b, " %q", strings.TrimSpace(string(c)))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // ---------------------------------------------------------------------
