@@ -39,6 +39,7 @@ const (
 	ESLURM_NOT_SUPPORTED                 = 2036
 	ESLURM_DISABLED                      = 2037
 	ESLURM_DEPENDENCY                    = 2038
+	ESLURM_BATCH_ONLY                    = 2039
 	ESLURM_INVALID_TASK_MEMORY           = 2044
 	ESLURM_INVALID_ACCOUNT               = 2045
 	ESLURM_ACCOUNTING_POLICY             = 2050

@@ -84,6 +84,11 @@ type Job struct {
 	Network       string `json:"network,omitempty"`
 	LastSchedEval int64  `json:"last_sched_eval,omitempty"`
 	AccrueTime    int64  `json:"accrue_time,omitempty"` // when the job became eligible to accrue age (record format 2+)
+	// Origin is "" for a job submitted through Slurm; "engine" for one
+	// that shows a session made outside the frontend (Backend.AI's
+	// console): it has no script and cannot be requeued or changed
+	// (record format 3+).
+	Origin string `json:"origin,omitempty"`
 }
 
 // Script is the batch script and environment of a job, stored apart.

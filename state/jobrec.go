@@ -24,6 +24,7 @@ import (
 const (
 	jobRecV1 byte = 1
 	jobRecV2 byte = 2 // V1 + AccrueTime at the end
+	jobRecV3 byte = 3 // V2 + Origin at the end
 )
 
 // Bits of the bool bitset.
@@ -45,7 +46,7 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	s := func(b []byte, x string) []byte {
 		return append(binary.AppendUvarint(b, uint64(len(x))), x...)
 	}
-	b = append(b, jobRecV2)
+	b = append(b, jobRecV3)
 	b = u(b, uint64(j.ID))
 	b = u(b, uint64(j.ArrayJobID))
 	b = u(b, uint64(j.ArrayTaskID))
@@ -137,6 +138,7 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	b = s(b, j.Network)
 	b = v(b, j.LastSchedEval)
 	b = v(b, j.AccrueTime) // format 2
+	b = s(b, j.Origin)     // format 3
 	return b
 }
 
@@ -152,11 +154,15 @@ func decodeJobRecord(b []byte, j *Job, in *interner) error {
 	case '{':
 		*j = Job{}
 		return json.Unmarshal(b, j)
-	case jobRecV1, jobRecV2:
+	case jobRecV1, jobRecV2, jobRecV3:
 		d := jobDec{b: b[1:], in: in}
 		d.v1(j)
+		j.AccrueTime, j.Origin = 0, ""
 		if b[0] >= jobRecV2 {
 			j.AccrueTime = d.i64()
+		}
+		if b[0] >= jobRecV3 {
+			j.Origin = d.common()
 		}
 		if d.err != nil {
 			return d.err

@@ -88,7 +88,7 @@ func TestJobRecordRoundTrip(t *testing.T) {
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
 			rec := appendJobRecord(nil, want)
-			require.Equal(t, jobRecV2, rec[0])
+			require.Equal(t, jobRecV3, rec[0])
 			for _, in := range []*interner{nil, {}} {
 				got := Job{Name: "stale", Requeue: true, ExitCode: 9} // every field is overwritten
 				require.NoError(t, decodeJobRecord(rec, &got, in))
@@ -150,14 +150,21 @@ func TestJobRecordRejectsDamage(t *testing.T) {
 	}
 	require.Error(t, decodeJobRecord(append(rec[:len(rec):len(rec)], 0), &j, nil), "trailing byte")
 	bad := append([]byte(nil), rec...)
-	bad[0] = 3
+	bad[0] = 4
 	require.ErrorContains(t, decodeJobRecord(bad, &j, nil), "unknown format")
-	// A format-1 record (no AccrueTime) written before format 2 still loads.
+	// A format-2 record (no Origin) written before format 3 still loads,
+	// and a format-1 one (no AccrueTime either) written before format 2.
 	full := fullJob(t)
-	v1 := appendJobRecord(nil, full)
-	v1 = v1[:len(v1)-len(binary.AppendVarint(nil, full.AccrueTime))]
+	v2 := appendJobRecord(nil, full)
+	v2 = v2[:len(v2)-len(binary.AppendUvarint(nil, uint64(len(full.Origin))))-len(full.Origin)]
+	v2[0] = jobRecV2
+	old := Job{Origin: "stale"}
+	require.NoError(t, decodeJobRecord(v2, &old, nil))
+	full.Origin = ""
+	require.Equal(t, *full, old)
+	v1 := v2[:len(v2)-len(binary.AppendVarint(nil, full.AccrueTime))]
 	v1[0] = jobRecV1
-	var old Job
+	old = Job{AccrueTime: 7}
 	require.NoError(t, decodeJobRecord(v1, &old, nil))
 	full.AccrueTime = 0
 	require.Equal(t, *full, old)
@@ -227,7 +234,7 @@ func TestLegacyJSONRecordLoads(t *testing.T) {
 		it, err := txn.Get(jobKey(7))
 		require.NoError(t, err)
 		return it.Value(func(v []byte) error {
-			require.Equal(t, jobRecV2, v[0])
+			require.Equal(t, jobRecV3, v[0])
 			return nil
 		})
 	}))

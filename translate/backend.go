@@ -225,6 +225,10 @@ type SessionEvent struct {
 	ExitUnknown bool
 	Reason      EndReason
 	Usage       *Usage // terminal sessions, when known
+	// Foreign marks an event of a session the frontend did not create
+	// (JobID 0): the controller lists the engine's sessions soon, to
+	// show it as a job (SessionInfo.Foreign).
+	Foreign bool
 }
 
 // SessionInfo is a session as the engine knows it now: the controller
@@ -243,6 +247,24 @@ type SessionInfo struct {
 	ExitUnknown bool
 	Reason      EndReason
 	Usage       *Usage
+	// Foreign describes a live session the frontend did not create (made
+	// in Backend.AI's console or through its API by the user): JobID is
+	// 0, and the controller shows it as a job of its own.
+	Foreign *ForeignSession
+}
+
+// ForeignSession is what a job record of a session the frontend did not
+// create is made from.
+type ForeignSession struct {
+	Name          string
+	User          string // the owner's username (the Unix user of the same name owns the job)
+	Project       string
+	ResourceGroup string
+	Image         string
+	Created       time.Time
+	CPUs          uint32 // requested
+	MemMB         uint64 // requested
+	GPUs          string // requested accelerators as a gres, e.g. "gres/gpu:2" ("" none)
 }
 
 // Event is the SessionEvent a terminal or running SessionInfo stands for

@@ -21,6 +21,7 @@ import (
 type baiDouble struct {
 	*double.Double
 	url, keypair string
+	keys         map[string]string // username → the user's access key
 }
 
 // startDouble starts a double with two agents in resource group
@@ -51,6 +52,7 @@ func startDouble(t *testing.T, dir string, mut func(*double.Double)) *baiDouble 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	keys := map[string]string{}
 	for _, u := range []struct {
 		name string
 		uid  int
@@ -60,9 +62,11 @@ func startDouble(t *testing.T, dir string, mut func(*double.Double)) *baiDouble 
 			ContainerUID: &uid, ContainerMainGID: &uid}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.AddKeyPair(double.KeyPair{UserEmail: u.name + "@example.com"}); err != nil {
+		kp, err := d.AddKeyPair(double.KeyPair{UserEmail: u.name + "@example.com"})
+		if err != nil {
 			t.Fatal(err)
 		}
+		keys[u.name] = kp.AccessKey
 	}
 	if err := d.AddAgents([]double.Agent{{ID: "i-agent0000", Slots: map[string]string{"cpu": "4", "mem": "8g"}},
 		{ID: "i-agent0001", Slots: map[string]string{"cpu": "4", "mem": "8g"}}}); err != nil {
@@ -76,7 +80,7 @@ func startDouble(t *testing.T, dir string, mut func(*double.Double)) *baiDouble 
 	if err := os.WriteFile(kp, []byte(ak+"\n"+sk+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &baiDouble{Double: d, url: d.URL(), keypair: kp}
+	return &baiDouble{Double: d, url: d.URL(), keypair: kp, keys: keys}
 }
 
 // baiFrontend starts a double (mut seeds it further) and a frontend on

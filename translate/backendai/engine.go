@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -75,6 +76,8 @@ type Engine struct {
 	users    map[string]userEntry             // username → account
 	sessions map[string]*tracked              // ours, by session id
 	ended    map[string]translate.SessionInfo // ends read, until purged
+	foreign  map[string]string                // sessions not ours, listed live: owner's access key
+	byEmail  map[string]userEntry             // owner email → account (foreign sessions)
 	listed   time.Time                        // the last complete Sessions
 }
 
@@ -610,6 +613,8 @@ func (e *Engine) DestroySession(ctx context.Context, id translate.SessionID, for
 	var owner string
 	if t := e.sessions[string(id)]; t != nil {
 		owner = t.owner
+	} else if o, ok := e.foreign[string(id)]; ok {
+		owner = o
 	}
 	e.mu.Unlock()
 	_, err := e.c.DestroySession(ctx, string(id), DestroyOptions{Forced: forced, OwnerAccessKey: owner})
@@ -745,6 +750,8 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 	// The session list cannot be filtered by tag (not a filter field of
 	// 26.8.1's compute_session_list): by our names, then by tag here.
 	filter := `name like "slurm-%"`
+	// Live sessions: all of them, so that those made in the console
+	// (or through the API) show up as jobs too (foreign below).
 	var live []string
 	for _, s := range AllSessionStatuses {
 		if !IsTerminalStatus(s) {
@@ -752,7 +759,7 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 		}
 	}
 	started := time.Now()
-	act, err := e.c.ListSessions(ctx, SessionFilter{Statuses: live, Filter: filter, PageSize: 500})
+	act, err := e.c.ListSessions(ctx, SessionFilter{Statuses: live, PageSize: 500})
 	if err != nil {
 		return nil, engineErr(err)
 	}
@@ -774,10 +781,20 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 	}
 	out := make([]translate.SessionInfo, 0, len(act)+len(ended))
 	seen := map[string]bool{}
+	fresh := map[string]string{} // the live foreign sessions: owners' access keys
 	for i := range act {
 		s := &act[i]
 		job, ok := e.jobOf(s.Tag)
 		if !ok {
+			if strings.HasPrefix(s.Name, "slurm-") && strings.HasPrefix(s.Tag, "slurm:") {
+				continue // another frontend's (another cluster name)
+			}
+			fresh[s.ID] = s.AccessKey
+			if f := e.foreignOf(ctx, s); f != nil {
+				in := e.info(s, 0, "", false)
+				in.Foreign = f
+				out = append(out, in)
+			}
 			continue
 		}
 		seen[s.ID] = true
@@ -788,6 +805,7 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 	// Ended sessions: their exit status is in their log, read once.
 	var read []*Session
 	e.mu.Lock()
+	e.foreign = fresh
 	for i := range ended {
 		s := &ended[i]
 		if _, ok := e.jobOf(s.Tag); !ok || seen[s.ID] {
@@ -844,10 +862,19 @@ func (e *Engine) Session(ctx context.Context, id translate.SessionID) (*translat
 		return nil, engineErr(err)
 	}
 	job, ok := e.jobOf(s.Tag)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s is not a session of this frontend", translate.ErrNoSession, id)
-	}
 	st, _ := status(s.Status)
+	if !ok {
+		if strings.HasPrefix(s.Tag, "slurm:") {
+			return nil, fmt.Errorf("%w: %s is not a session of this frontend", translate.ErrNoSession, id)
+		}
+		// A session made in the console, shown as a job: no exit status
+		// of ours in its log, its end is the manager's word.
+		in := e.info(s, 0, "", false)
+		if st.Terminal() {
+			in = e.info(s, 0, "", true)
+		}
+		return &in, nil
+	}
 	if !st.Terminal() {
 		in := e.info(s, job, "", false)
 		return &in, nil
@@ -941,14 +968,17 @@ func (e *Engine) onEvent(ev Event) error {
 	if t == nil {
 		e.mu.Unlock()
 		// Not one this run created: one of ours made before a restart
-		// is known from the listings (the controller resyncs); others'
-		// sessions are none of our business.
+		// is known from the listings (the controller resyncs); one made
+		// in the console is told to the controller, which lists the
+		// sessions soon and shows it as a job.
 		if strings.HasPrefix(ev.SessionName, "slurm-") {
 			e.wg.Add(1) // in the stream's goroutine: Close waits for it
 			go func() {
 				defer e.wg.Done()
 				e.adopt(ev.SessionID)
 			}()
+		} else {
+			e.send(translate.SessionEvent{ID: translate.SessionID(ev.SessionID), Status: st, Time: time.Now(), Foreign: true})
 		}
 		return nil
 	}
@@ -1144,4 +1174,43 @@ func engineErr(err error) error {
 		return fmt.Errorf("%w: %v", translate.ErrUnavailable, err)
 	}
 	return err
+}
+
+// foreignOf describes a live session the frontend did not create, for
+// the job the controller shows for it; nil when it cannot be one (its
+// owner is unknown to the manager).
+func (e *Engine) foreignOf(ctx context.Context, s *Session) *translate.ForeignSession {
+	e.mu.Lock()
+	ue, ok := e.byEmail[s.UserEmail]
+	e.mu.Unlock()
+	if !ok || (ue.err != nil && time.Since(ue.at) > time.Minute) {
+		u, err := e.c.UserByEmail(ctx, s.UserEmail)
+		ue = userEntry{u: u, err: err, at: time.Now()}
+		e.mu.Lock()
+		if e.byEmail == nil {
+			e.byEmail = map[string]userEntry{}
+		}
+		e.byEmail[s.UserEmail] = ue
+		e.mu.Unlock()
+	}
+	if ue.err != nil || ue.u == nil || ue.u.Username == "" {
+		return nil
+	}
+	f := &translate.ForeignSession{Name: s.Name, User: ue.u.Username, Project: s.GroupName,
+		ResourceGroup: s.ScalingGroup, Image: s.Image}
+	if s.CreatedAt != nil {
+		f.Created = *s.CreatedAt
+	}
+	if v, ok := s.RequestedSlots.Float("cpu"); ok {
+		f.CPUs = uint32(math.Ceil(v))
+	}
+	if v, ok := s.RequestedSlots.Uint("mem"); ok {
+		f.MemMB = v >> 20
+	}
+	if v, ok := s.RequestedSlots.Float("cuda.device"); ok && v > 0 {
+		f.GPUs = fmt.Sprintf("gres/gpu:%d", int(math.Ceil(v)))
+	} else if v, ok := s.RequestedSlots.Float("cuda.shares"); ok && v > 0 {
+		f.GPUs = fmt.Sprintf("gres/shard:%d", int(math.Ceil(v*100)))
+	}
+	return f
 }

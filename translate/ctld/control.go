@@ -353,6 +353,13 @@ func (c *Controller) update(req *Request) Reply {
 			c.mu.Unlock()
 			return rcReply(codec.ESLURM_USER_ID_MISSING)
 		}
+		if j.Origin != "" {
+			// A session made outside the frontend: its terms are the
+			// engine's, set where it was made.
+			c.mu.Unlock()
+			c.logf("job %d shows a session made outside the frontend: not updated", j.ID)
+			return rcReply(codec.ESLURM_NOT_SUPPORTED)
+		}
 		old := j
 		requeue, err := c.applyUpdate(req, &d, &j)
 		if err != nil {
@@ -616,6 +623,10 @@ func (c *Controller) requeue(req *Request) Reply {
 		if codec.JobIsPending(j.State) {
 			c.mu.Unlock()
 			return rcReply(codec.ESLURM_JOB_PENDING)
+		}
+		if j.Origin != "" {
+			c.mu.Unlock()
+			return rcReply(codec.ESLURM_BATCH_ONLY) // no script to run again
 		}
 		if m.Flags&codec.JOB_RUNNING != 0 && !codec.JobIsRunning(j.State) {
 			c.mu.Unlock()

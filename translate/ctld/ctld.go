@@ -83,6 +83,10 @@ type Controller struct {
 	// acknowledged, so that no script starts after the client is told
 	// the job is cancelled, even across a crash.
 	creating map[uint32]chan struct{}
+	// foreignDue: a session made outside the frontend changed (its
+	// event came); foreignSkipped: those not shown, logged once (c.mu).
+	foreignDue     atomic.Bool
+	foreignSkipped map[translate.SessionID]bool
 }
 
 type counters struct {
@@ -98,7 +102,7 @@ func topoAgents(t *translate.Topology) []translate.Agent {
 
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
-	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}}
+	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}, foreignSkipped: map[translate.SessionID]bool{}}
 	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
 	tctx, cancel := context.WithTimeout(ctx, engineTimeout)
 	topo, err := opt.Backend.Topology(tctx)

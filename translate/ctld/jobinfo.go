@@ -18,7 +18,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	ji := codec.JobInfo{
 		JobID: j.ID, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayMaxTasks: j.ArrayMax,
 		HetJobOffset: codec.NoVal, UserID: j.UserID, GroupID: j.GroupID,
-		JobState: j.State, StateReason: j.Reason, BatchFlag: 1, Bitflags: j.DescFlags,
+		JobState: j.State, StateReason: j.Reason, BatchFlag: batchFlag(j), Bitflags: j.DescFlags,
 		ExitCode: j.ExitCode, Priority: j.Priority, SiteFactor: codec.NiceOffset,
 		BillableTRES: float64(codec.NoVal), StartProtocolVer: j.ProtoVersion,
 		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.AccrueTime, StartTime: j.StartTime, EndTime: j.EndTime,
@@ -177,4 +177,13 @@ func (c *Controller) pendingNodeEstimate(j *state.Job) uint32 {
 		est = (j.NumTasks + maxCPUs - 1) / maxCPUs
 	}
 	return max(n, est)
+}
+
+// batchFlag is 1 for a batch job; 0 for one that shows a session made
+// outside the frontend (it has no script, as an salloc job has none).
+func batchFlag(j *state.Job) uint16 {
+	if j.Origin != "" {
+		return 0
+	}
+	return 1
 }

@@ -49,7 +49,9 @@ func (c *Controller) Start(ctx context.Context) {
 				// before the restart).
 				reconciled = c.resync(ctx, true)
 				lastSync = time.Now()
-			case reconciled && time.Since(lastSync) >= resyncEvery:
+			case reconciled && (time.Since(lastSync) >= resyncEvery ||
+				time.Since(lastSync) >= foreignGap && c.foreignDue.Load()):
+				c.foreignDue.Store(false)
 				c.resync(ctx, false)
 				lastSync = time.Now()
 			}
@@ -646,6 +648,10 @@ func (c *Controller) consumeEvents(ctx context.Context) {
 		case ev, ok := <-c.opt.Exec.Events():
 			if !ok {
 				return
+			}
+			if ev.Foreign {
+				c.foreignEvent()
+				continue
 			}
 			c.applyEvent(ev)
 		}

@@ -42,11 +42,19 @@ func (c *Controller) resync(ctx context.Context, startup bool) bool {
 		c.logf("resync: the engine's sessions: %v (tried again in %v)", err, resyncEvery)
 		return false
 	}
+	c.mu.Lock()
+	// Sessions made outside the frontend: those already shown as jobs
+	// are theirs; new live ones become jobs now (foreign.go).
+	c.adoptForeign(sessions)
+	c.mu.Unlock()
 	known := make(map[translate.SessionID]*translate.SessionInfo, len(sessions))
 	byJob := map[uint32]*translate.SessionInfo{}
 	for i := range sessions {
 		s := &sessions[i]
 		known[s.ID] = s
+		if s.Foreign != nil {
+			continue // by session only
+		}
 		if prev, ok := byJob[s.JobID]; !ok || !s.Status.Terminal() || prev.Status.Terminal() {
 			byJob[s.JobID] = s // the newest live one: the engine lists sessions oldest first
 		}
@@ -114,6 +122,14 @@ func (c *Controller) resync(ctx context.Context, startup bool) bool {
 				nj.State &^= codec.JOB_COMPLETING
 				c.swap(e, &nj, c.opt.Store.Put(&nj) == nil)
 			}
+		case s == nil && j.Origin != "":
+			// Made outside the frontend and no longer live: its end is
+			// asked for; one the engine forgot simply ended.
+			if getter != nil {
+				missing = append(missing, missed{j.ID, sid})
+			} else {
+				apply = append(apply, translate.SessionEvent{ID: sid, JobID: j.ID, Status: translate.SessionTerminated, ExitUnknown: true, Time: time.Now()})
+			}
 		case s == nil && codec.JobIsPending(j.State):
 			// Handed over, but the engine never recorded it (the create
 			// did not complete): hand it over again.
@@ -155,6 +171,8 @@ func (c *Controller) resync(ctx context.Context, startup bool) bool {
 		in, err := getter.Session(gctx, m.sid)
 		cancel()
 		switch {
+		case errors.Is(err, translate.ErrNoSession) && c.isForeign(m.job):
+			apply = append(apply, translate.SessionEvent{ID: m.sid, JobID: m.job, Status: translate.SessionTerminated, ExitUnknown: true, Time: time.Now()})
 		case errors.Is(err, translate.ErrNoSession):
 			apply = append(apply, lostEvent(c, m.job, m.sid))
 		case err != nil:

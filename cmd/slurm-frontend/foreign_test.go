@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lablup/slurm-frontend/translate/backendai"
+)
+
+// TestBackendAIConsoleSessions: sessions a user starts in Backend.AI's
+// console (here: through the manager's API, as the console does, with
+// the admin keypair acting for the user) show up in squeue as jobs of
+// that user, in the partition of their resource group; one terminated in
+// the console ends there too; one cancelled with scancel ends in
+// Backend.AI. They cannot be requeued or changed: they have no script.
+func TestBackendAIConsoleSessions(t *testing.T) {
+	d, f := baiFrontend(t, nil, "")
+	ak, sk := d.AdminKeys()
+	cl, err := backendai.New(backendai.Config{Endpoint: d.url, AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := func(name string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := cl.CreateBatchSession(ctx, backendai.CreateSessionRequest{
+			Name: name, Image: "python", Domain: "default", Group: "default", OwnerAccessKey: d.keys["slurm"],
+			ResourceGroup: "default", Resources: backendai.Resources{CPU: 2, Mem: 2 << 30}, StartupCommand: "sleep 300",
+		})
+		if err != nil {
+			t.Fatalf("creating session %s in the console: %v", name, err)
+		}
+		return cs.SessionID
+	}
+	dir, ru := slurmDir(t, f, "bai-console-")
+	sid := console("notebook-1")
+	// squeue as the user: the session is a job of theirs, RUNNING.
+	var id int
+	deadline := time.Now().Add(60 * time.Second)
+	for ; time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		out, _, code := ru.run("24.11", "squeue", "-h", "-o", "%i|%j|%u|%P|%T|%C")
+		if code != 0 {
+			continue
+		}
+		for _, l := range lines(out) {
+			p := strings.Split(l, "|")
+			if len(p) == 6 && p[1] == "notebook-1" && p[4] == "RUNNING" {
+				id = atoi(p[0])
+				if p[2] != "slurm" || p[3] != "default" || p[5] != "2" {
+					t.Errorf("squeue row of the console session: %q, want user slurm, partition default, 2 CPUs", l)
+				}
+			}
+		}
+		if id != 0 {
+			break
+		}
+	}
+	if id == 0 {
+		t.Fatalf("the console session %s never showed in squeue as RUNNING:\n%s", sid, lastLines(f.Logs(), 30))
+	}
+	for _, rel := range releases {
+		show := ru.mustRun(rel, "scontrol", "show", "job", fmt.Sprint(id))
+		for _, want := range []string{"UserId=slurm(64030)", "BatchFlag=0", "Comment=Backend.AI session " + sid, "JobState=RUNNING", "Partition=default"} {
+			if !strings.Contains(show, want) {
+				t.Errorf("%s scontrol show job %d: no %q in\n%s", rel, id, want, show)
+			}
+		}
+		// No script: it cannot be requeued or changed.
+		if _, errs, code := ru.run(rel, "scontrol", "requeue", fmt.Sprint(id)); code == 0 || !strings.Contains(errs, "Only batch jobs are accepted or processed") {
+			t.Errorf("%s scontrol requeue of a console session: exit %d %q", rel, code, errs)
+		}
+		if _, errs, code := ru.run(rel, "scontrol", "update", "JobId="+fmt.Sprint(id), "JobName=x"); code == 0 || !strings.Contains(errs, "not supported") {
+			t.Errorf("%s scontrol update of a console session: exit %d %q", rel, code, errs)
+		}
+	}
+	// Another user may not cancel it.
+	if _, errs, code := f.as(t).in(dir).user("nobody").run("24.11", "scancel", fmt.Sprint(id)); code == 0 {
+		t.Errorf("scancel by nobody of slurm's console session: exit 0 %q", errs)
+	}
+	// Terminated in the console: the job ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if _, err := cl.DestroySession(ctx, sid, backendai.DestroyOptions{OwnerAccessKey: d.keys["slurm"]}); err != nil {
+		t.Fatalf("terminating the session in the console: %v", err)
+	}
+	cancel()
+	rows := waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool {
+		return rows[id].state != "" && rows[id].state != "RUNNING" && rows[id].state != "COMPLETING"
+	})
+	if rows[id].state != "CANCELLED" {
+		t.Errorf("console session terminated by its user: job %d %s, want CANCELLED", id, rows[id].state)
+	}
+
+	// Cancelled with scancel: the session ends in Backend.AI.
+	sid2 := console("notebook-2")
+	var id2 int
+	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool {
+		for jid, r := range rows {
+			if jid > id && r.state == "RUNNING" {
+				id2 = jid
+			}
+		}
+		return id2 != 0
+	})
+	ru.mustRun("26.05", "scancel", fmt.Sprint(id2))
+	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id2].state == "CANCELLED" })
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		var st string
+		for _, s := range d.Sessions() {
+			if s.ID == sid2 {
+				st = s.Status
+			}
+		}
+		if st == "TERMINATED" || st == "CANCELLED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scancel %d: the console session %s is %s in Backend.AI", id2, sid2, st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if logs := f.Logs(); panicRe.MatchString(logs) {
+		t.Errorf("server log has a panic:\n%s", lastLines(logs, 60))
+	}
+}
