@@ -29,6 +29,9 @@ type Slots struct {
 	CPU  float64
 	Mem  uint64
 	GPUs float64 // cuda.device (or fake devices on the embedded engine)
+	// GPUShares is fractional GPU capacity (Backend.AI's cuda.shares),
+	// in GPUs: Slurm's shard gres, a hundredth of a GPU each.
+	GPUShares float64
 }
 
 // Agent is one compute host of a resource group.

@@ -3,12 +3,26 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lablup/slurm-frontend/translate/backendai"
+	"github.com/lablup/slurm-frontend/translate/backendai/double"
 )
+
+// client is a manager client with the admin keypair (what the console
+// does, acting for users).
+func (d *baiDouble) client(t *testing.T) *backendai.Client {
+	t.Helper()
+	ak, sk := d.AdminKeys()
+	cl, err := backendai.New(backendai.Config{Endpoint: d.url, AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
 
 // TestBackendAIConsoleSessions: sessions a user starts in Backend.AI's
 // console (here: through the manager's API, as the console does, with
@@ -18,11 +32,7 @@ import (
 // Backend.AI. They cannot be requeued or changed: they have no script.
 func TestBackendAIConsoleSessions(t *testing.T) {
 	d, f := baiFrontend(t, nil, "")
-	ak, sk := d.AdminKeys()
-	cl, err := backendai.New(backendai.Config{Endpoint: d.url, AccessKey: ak, SecretKey: sk})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := d.client(t)
 	console := func(name string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -125,5 +135,57 @@ func TestBackendAIConsoleSessions(t *testing.T) {
 	}
 	if logs := f.Logs(); panicRe.MatchString(logs) {
 		t.Errorf("server log has a panic:\n%s", lastLines(logs, 60))
+	}
+}
+
+// TestBackendAIGPUShares: an agent with fractional GPUs (cuda.shares)
+// is a node with shard gres, a hundredth of a GPU each; --gres=shard:N
+// and --gres=mps:N run as sessions with N/100 cuda.shares; more shards
+// than a node has, or shards on a partition without any, are refused at
+// submission as slurmctld refuses them.
+func TestBackendAIGPUShares(t *testing.T) {
+	d, f := baiFrontend(t, func(d *double.Double) {
+		if err := d.AddAgent(double.Agent{ID: "i-frac0", Slots: map[string]string{"cpu": "4", "mem": "8g", "cuda.shares": "2"}}); err != nil {
+			t.Fatal(err)
+		}
+	}, "")
+	dir, ru := slurmDir(t, f, "bai-shares-")
+	cl := d.client(t)
+	out := ru.mustRun("24.11", "sinfo", "-h", "-N", "-n", "i-frac0", "-o", "%N %G")
+	if out != "i-frac0 shard:200\n" {
+		t.Errorf("sinfo of the fractional-GPU agent: %q, want shard:200", out)
+	}
+	for i, gres := range []string{"shard:50", "mps:25"} {
+		rel := releases[i]
+		sub := ru.mustRun(rel, "sbatch", "--gres="+gres, "--mem=2G", "-o", "/dev/null", "--wrap", "sleep 1")
+		id := atoi(submittedRe.FindStringSubmatch(sub)[1])
+		waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+		want := map[string]string{"shard:50": "0.5", "mps:25": "0.25"}[gres]
+		found := false
+		for _, s := range d.Sessions() {
+			if s.Name == fmt.Sprintf("slurm-%d", id) {
+				found = true
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				got, err := cl.GetSession(ctx, s.ID, false)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.RequestedSlots["cuda.shares"] != want || !slices.Contains(s.Agents, "i-frac0") {
+					t.Errorf("--gres=%s: session on %v asked for %v, want cuda.shares %s on i-frac0", gres, s.Agents, got.RequestedSlots, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("--gres=%s: no session of job %d in the double", gres, id)
+		}
+	}
+	for _, c := range []struct{ gres, want string }{
+		{"shard:500", "Requested node configuration is not available"},
+	} {
+		_, errs, code := ru.run("26.05", "sbatch", "--gres="+c.gres, "-o", "/dev/null", "--wrap", "true")
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("sbatch --gres=%s: exit %d %q, want %q", c.gres, code, errs, c.want)
+		}
 	}
 }

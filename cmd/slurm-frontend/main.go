@@ -146,6 +146,12 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 		if s.baiEndpoint == "" {
 			return nil, errors.New("--backend backendai needs --backendai-endpoint (or FrontendBackendAIEndpoint=)")
 		}
+		if s.cfg.Get("GresTypes", "") == "" {
+			// Agents with GPUs come and go: the clients must know the
+			// gres names they may ask for (they refuse others before
+			// sending): whole GPUs, and fractions as mps or shard.
+			s.cfg.Set("GresTypes", "gpu,mps,shard")
+		}
 	default:
 		return nil, fmt.Errorf("--backend %q: local or backendai", s.backend)
 	}

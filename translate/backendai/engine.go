@@ -196,11 +196,14 @@ func Topology(ctx context.Context, c *Client) (*translate.Topology, error) {
 		ocpu, _ := a.OccupiedSlots.Float("cpu")
 		omem, _ := a.OccupiedSlots.Uint("mem")
 		ogpu, _ := a.OccupiedSlots.Float("cuda.device")
+		shares, _ := a.AvailableSlots.Float("cuda.shares")
+		oshares, _ := a.OccupiedSlots.Float("cuda.shares")
 		cores := uint16(max(1, min(cpu, 65535)))
 		ta := translate.Agent{ID: a.ID, Addr: agentHost(a.Addr), ResourceGroup: a.ResourceGroup,
 			Status: translate.AgentStatus(a.Status), Schedulable: a.Schedulable, Arch: a.Architecture,
-			Capacity: translate.Slots{CPU: cpu, Mem: mem, GPUs: gpu}, Occupied: translate.Slots{CPU: ocpu, Mem: omem, GPUs: ogpu},
-			Sockets: 1, CoresPerSocket: cores, ThreadsPerCore: 1, Boards: 1, Version: a.Version}
+			Capacity: translate.Slots{CPU: cpu, Mem: mem, GPUs: gpu, GPUShares: shares},
+			Occupied: translate.Slots{CPU: ocpu, Mem: omem, GPUs: ogpu, GPUShares: oshares},
+			Sockets:  1, CoresPerSocket: cores, ThreadsPerCore: 1, Boards: 1, Version: a.Version}
 		if gpu > 0 {
 			ta.GPUType = "cuda"
 		}

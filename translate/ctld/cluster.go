@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"sort"
 	"time"
@@ -102,6 +103,14 @@ func nodesOf(topo *translate.Topology) []conf.Node {
 			if a.GPUType != "" {
 				n.Gres = "gpu:" + a.GPUType + ":" + itoa(g)
 			}
+		}
+		if sh := uint64(math.Round(a.Capacity.GPUShares * 100)); sh > 0 {
+			// Fractional GPUs: Slurm's shards, a hundredth of a GPU each
+			// (--gres=shard:N and mps:N ask for N of them).
+			if n.Gres != "" {
+				n.Gres += ","
+			}
+			n.Gres += "shard:" + itoa(sh)
 		}
 		out = append(out, n)
 	}

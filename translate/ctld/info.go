@@ -416,10 +416,13 @@ func nodeTRES(n *conf.Node, gpus bool) string {
 	return s
 }
 
-func gpuCount(gres string) uint64 {
+func gpuCount(gres string) uint64 { return gresCount(gres, "gpu") }
+
+// gresCount is how many of gres name a node's Gres string has.
+func gresCount(gres, name string) uint64 {
 	for _, g := range strings.Split(gres, ",") {
 		parts := strings.Split(g, ":")
-		if len(parts) >= 2 && parts[0] == "gpu" {
+		if len(parts) >= 2 && parts[0] == name {
 			var n uint64
 			for _, ch := range parts[len(parts)-1] {
 				if ch < '0' || ch > '9' {

@@ -425,7 +425,7 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 // with the errors slurmctld gives for them.
 func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	var maxCPUs uint32
-	var maxMem, maxGPUs uint64
+	var maxMem, maxGPUs, maxShards uint64
 	var totalCPUs uint32
 	for _, name := range p.Nodes {
 		n := c.cluster().node(name)
@@ -433,6 +433,7 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 			continue
 		}
 		maxGPUs = max(maxGPUs, gpuCount(n.Gres))
+		maxShards = max(maxShards, gresCount(n.Gres, "shard"), gresCount(n.Gres, "mps"))
 		maxCPUs = max(maxCPUs, uint32(n.CPUs))
 		maxMem = max(maxMem, n.RealMemory)
 		totalCPUs += uint32(n.CPUs)
@@ -446,6 +447,13 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	}
 	if g := uint64(gpusPerNode(j)); g > maxGPUs {
 		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d GPUs per node requested, partition %s nodes have at most %d", g, p.Name, maxGPUs)
+	}
+	if sh := uint64(gresShare(j)); sh > 0 && maxShards == 0 {
+		// No node of the partition shares its GPUs: slurmctld knows no
+		// such gres there.
+		return codec.Errorf(codec.ESLURM_INVALID_GRES, "%d GPU shards per node requested, partition %s nodes have none", sh, p.Name)
+	} else if sh > maxShards {
+		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d GPU shards per node requested, partition %s nodes have at most %d", sh, p.Name, maxShards)
 	}
 	if j.MemPerNodeMB > maxMem {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "Memory specification can not be satisfied")
