@@ -347,4 +347,12 @@ type (
 	Purger interface {
 		Purge(ctx context.Context, id SessionID) error
 	}
+	// ParallelCreator is an engine whose creates are round trips that
+	// may overlap (a remote manager, which orders its queue by priority
+	// and creation time itself): the controller hands up to
+	// CreateParallelism jobs over at once. Others get one at a time, in
+	// the controller's priority order.
+	ParallelCreator interface {
+		CreateParallelism() int
+	}
 )

@@ -159,6 +159,10 @@ func (e *Engine) Close() error {
 	return nil
 }
 
+// CreateParallelism: the manager takes creates concurrently and queues
+// sessions by priority and creation time itself.
+func (e *Engine) CreateParallelism() int { return 8 }
+
 // Name is the engine's name in logs and sdiag.
 func (e *Engine) Name() string { return "backend.ai" }
 

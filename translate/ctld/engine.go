@@ -60,12 +60,15 @@ func engineCode(err error) uint32 {
 
 // eachBounded calls fn for every item, at most engineParallel at once,
 // and returns when all are done.
-func eachBounded[T any](items []T, fn func(T)) {
+func eachBounded[T any](items []T, fn func(T)) { eachN(items, engineParallel, fn) }
+
+// eachN runs fn over items, n at a time, in their order of start.
+func eachN[T any](items []T, n int, fn func(T)) {
 	if len(items) == 1 {
 		fn(items[0])
 		return
 	}
-	sem := make(chan struct{}, engineParallel)
+	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for _, it := range items {
 		sem <- struct{}{}

@@ -268,6 +268,10 @@ func (c *Controller) dispatch(ctx context.Context) {
 		c.rebuild(now)
 	}
 	c.mu.Unlock()
+	if pc, ok := c.opt.Exec.(translate.ParallelCreator); ok && pc.CreateParallelism() > 1 && len(todo) > 1 {
+		eachN(todo, pc.CreateParallelism(), func(w work) { c.handOver(ctx, w.e, w.task) })
+		return
+	}
 	for _, w := range todo {
 		c.handOver(ctx, w.e, w.task)
 	}
