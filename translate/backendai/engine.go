@@ -706,6 +706,7 @@ func (e *Engine) info(s *Session, job uint32, logs string, haveLogs bool) transl
 		in.Ended = time.Now()
 	}
 	in.Reason = translate.EndReason(s.StatusInfo)
+	in.Usage = usageOf(s.Kernels)
 	code, found, launched := exitFromLog(logs)
 	stale := false
 	for _, k := range s.Kernels {
@@ -1220,4 +1221,26 @@ func (e *Engine) foreignOf(ctx context.Context, s *Session) *translate.ForeignSe
 		f.GPUs = fmt.Sprintf("gres/shard:%d", int(math.Ceil(v*100)))
 	}
 	return f
+}
+
+// usageOf sums what a session's kernels used, from their last_stat: the
+// CPU time (the agent counts user and system time together: it is
+// reported as user time) and the largest memory use of one kernel (the
+// MaxRSS of Slurm's biggest task). nil when no kernel has stats.
+func usageOf(ks []Kernel) *translate.Usage {
+	var u translate.Usage
+	known := false
+	for i := range ks {
+		st := ks[i].Stats()
+		if !st.Known {
+			continue
+		}
+		known = true
+		u.UserCPU += time.Duration(st.CPUMsec * float64(time.Millisecond))
+		u.MaxRSSKB = max(u.MaxRSSKB, int64(st.MaxMemBytes>>10))
+	}
+	if !known {
+		return nil
+	}
+	return &u
 }

@@ -391,3 +391,35 @@ func TestEngineAgentLost(t *testing.T) {
 		t.Errorf("the session of a lost agent ended %+v, want agent-termination", end)
 	}
 }
+
+// What a session used comes back with its end, from the kernels'
+// last_stat: the CPU time its processes took and their peak memory.
+func TestEngineUsage(t *testing.T) {
+	f := newFixture(t, nil)
+	c, cancel := ctx()
+	defer cancel()
+	// One to two seconds of CPU, and a 40 MB string held by bash.
+	s := f.spec(71, "#!/bin/bash\nend=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do :; done\nx=$(head -c 40000000 /dev/zero | tr '\\0' a)\necho ${#x}\n")
+	id, err := f.e.CreateSession(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEnd(t, f.e, id)
+	if ev.Usage == nil {
+		t.Fatalf("end of %s without usage: %+v", id, ev)
+	}
+	if cpu := ev.Usage.UserCPU + ev.Usage.SysCPU; cpu < 500*time.Millisecond || cpu > 30*time.Second {
+		t.Errorf("CPU time %v, want one to two seconds", cpu)
+	}
+	if ev.Usage.MaxRSSKB < 38000 {
+		t.Errorf("max RSS %d KiB, want at least 38,000 (bash holds 40 MB)", ev.Usage.MaxRSSKB)
+	}
+	// The same from the session listing, after the event.
+	got, err := f.e.Session(c, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Usage == nil || *got.Usage != *ev.Usage {
+		t.Errorf("Session(%s).Usage = %+v, the event said %+v", id, got.Usage, ev.Usage)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -107,6 +108,49 @@ type Kernel struct {
 	CreatedAt       *time.Time
 	StartsAt        *time.Time
 	TerminatedAt    *time.Time
+	LastStat        JSONString // the container's stats at termination (KernelStats)
+}
+
+// KernelStats is what a kernel's last_stat says of its use, as the agent
+// serializes its metrics: cpu_used (msec) and mem's maximum (bytes).
+type KernelStats struct {
+	CPUMsec     float64
+	MaxMemBytes uint64
+	Known       bool
+}
+
+// Stats reads the kernel's last_stat; Known is false when it has none.
+func (k *Kernel) Stats() KernelStats {
+	var m map[string]map[string]any
+	if len(k.LastStat) == 0 || k.LastStat.Decode(&m) != nil {
+		return KernelStats{}
+	}
+	num := func(metric, field string) (float64, bool) {
+		v, ok := m[metric][field]
+		if !ok {
+			return 0, false
+		}
+		switch x := v.(type) {
+		case string:
+			f, err := strconv.ParseFloat(x, 64)
+			return f, err == nil
+		case float64:
+			return x, true
+		}
+		return 0, false
+	}
+	var st KernelStats
+	if v, ok := num("cpu_used", "current"); ok {
+		st.CPUMsec, st.Known = v, true
+	}
+	mem, ok := num("mem", "stats.max")
+	if !ok {
+		mem, ok = num("mem", "current")
+	}
+	if ok && mem > 0 {
+		st.MaxMemBytes, st.Known = uint64(mem), true
+	}
+	return st
 }
 
 // ExitCode returns status_data.kernel.exit_code when the manager stored
@@ -133,8 +177,10 @@ const sessionFields = `id name type tag priority image architecture cluster_mode
   created_at starts_at scheduled_at terminated_at startup_command
   agent_ids requested_slots occupied_slots service_ports mounts`
 
+// Kernels are asked for with ended sessions only (their end is read once),
+// so their last_stat, the stats at termination, costs one read each.
 const kernelFields = `containers { id cluster_role cluster_idx local_rank cluster_hostname image architecture
-  status status_info status_data agent agent_addr container_id occupied_slots created_at starts_at terminated_at }`
+  status status_info status_data agent agent_addr container_id occupied_slots created_at starts_at terminated_at last_stat }`
 
 // gqlSession mirrors the wire shape.
 type gqlSession struct {
@@ -191,6 +237,7 @@ type gqlSession struct {
 		CreatedAt       gqlTime    `json:"created_at"`
 		StartsAt        gqlTime    `json:"starts_at"`
 		TerminatedAt    gqlTime    `json:"terminated_at"`
+		LastStat        JSONString `json:"last_stat"`
 	} `json:"containers"`
 }
 
@@ -231,7 +278,7 @@ func (g *gqlSession) toSession() Session {
 				Status: k.Status, StatusInfo: deref(k.StatusInfo), StatusData: k.StatusData,
 				Agent: deref(k.Agent), AgentAddr: deref(k.AgentAddr), ContainerID: deref(k.ContainerID),
 				OccupiedSlots: k.OccupiedSlots, CreatedAt: k.CreatedAt.t, StartsAt: k.StartsAt.t,
-				TerminatedAt: k.TerminatedAt.t,
+				TerminatedAt: k.TerminatedAt.t, LastStat: k.LastStat,
 			})
 		}
 	}

@@ -239,8 +239,13 @@ func buildSchema() map[string]*gType {
 			}
 			return jsonString{k.requested.toJSON(x.d.slotTypes)}, nil
 		}),
-		"live_stat":     f("JSONString", v(func(k *kernel) any { return nil })),
-		"last_stat":     f("JSONString", v(func(k *kernel) any { return nil })),
+		"live_stat": f("JSONString", v(func(k *kernel) any { return nil })),
+		"last_stat": f("JSONString", v(func(k *kernel) any {
+			if k.lastStat == nil {
+				return nil
+			}
+			return jsonString{k.lastStat}
+		})),
 		"preopen_ports": f("[Int]", v(func(k *kernel) any { return intList(k.preopen) })),
 	}
 	agentF := fmap{

@@ -273,6 +273,7 @@ type kernel struct {
 	engineID         string
 	due              time.Time // agent-side work finishes (pull/create)
 	exitCode         *int
+	lastStat         obj // the agent's container stats at termination (run mode)
 	preopen          []int
 	resourceOpts     obj
 	env              [][2]string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -212,6 +213,9 @@ func (r *runner) events() {
 			}
 		case translate.SessionTerminated, translate.SessionCancelled, translate.SessionError:
 			k.proc = procDone
+			if u := ev.Usage; u != nil {
+				k.lastStat = lastStat(u)
+			}
 			exit := ev.ExitCode
 			if ev.Signal != 0 {
 				exit = -ev.Signal // Python's returncode for a signal
@@ -350,3 +354,16 @@ func sortedStrings(xs []string) []string {
 
 // live: the kernel's batch process is starting or running.
 func (k *kernel) live() bool { return k.proc == procStarting || k.proc == procRunning }
+
+// lastStat is the kernels.last_stat an agent leaves at termination, as
+// 26.8.1's agent serializes its metrics (common/types.py MetricValue):
+// cpu_used in msec (user plus system: the agent reads the cgroup's
+// total), mem in bytes with its maximum kept (stats_filter {"max"}).
+func lastStat(u *translate.Usage) obj {
+	msec := (u.UserCPU + u.SysCPU).Milliseconds()
+	mem := strconv.FormatInt(u.MaxRSSKB*1024, 10)
+	return obj{
+		{"cpu_used", obj{{"current", strconv.FormatInt(msec, 10)}, {"capacity", nil}, {"pct", "0.00"}, {"unit_hint", "msec"}}},
+		{"mem", obj{{"current", mem}, {"capacity", nil}, {"pct", "0.00"}, {"unit_hint", "bytes"}, {"stats.max", mem}}},
+	}
+}
