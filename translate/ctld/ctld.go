@@ -159,12 +159,8 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 	if r, ok := c.fastInfo(s, req, false); ok {
 		return r, true
 	}
-	switch req.MsgType {
-	case codec.REQUEST_JOB_INFO, codec.REQUEST_JOB_INFO_SINGLE, codec.REQUEST_JOB_USER_INFO: // declined by fastInfo: would block
-		return Reply{}, false
-	case codec.REQUEST_SUBMIT_BATCH_JOB, codec.REQUEST_KILL_JOB, codec.REQUEST_KILL_JOBS, codec.REQUEST_UPDATE_JOB, codec.REQUEST_JOB_REQUEUE, codec.REQUEST_TOP_JOB,
-		codec.REQUEST_JOB_WILL_RUN, codec.REQUEST_STATS_INFO, codec.REQUEST_JOB_NOTIFY, codec.REQUEST_BATCH_SCRIPT:
-		return Reply{}, false
+	if _, slow := slowHandlers[req.MsgType]; slow {
+		return Reply{}, false // a write, or a listing fastInfo declined (it would block)
 	}
 	// Anything else: slurmctld answers unknown RPCs with EINVAL; those
 	// we know but do not (yet) support get ESLURM_NOT_SUPPORTED so the
@@ -200,35 +196,38 @@ var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_JOB_STATE: {},
 }
 
-// Slow runs writes on a worker goroutine.
+// slowHandlers are the RPCs served on a worker goroutine (writes, and
+// what may block): the one table both Fast (which hands them over) and
+// Slow (which runs them) read, so a new RPC is one entry.
+var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
+	codec.REQUEST_SUBMIT_BATCH_JOB: (*Controller).submit,
+	codec.REQUEST_KILL_JOB:         (*Controller).kill,
+	codec.REQUEST_KILL_JOBS:        (*Controller).killJobs,
+	codec.REQUEST_UPDATE_JOB:       (*Controller).update,
+	codec.REQUEST_JOB_REQUEUE:      (*Controller).requeue,
+	codec.REQUEST_TOP_JOB:          (*Controller).top,
+	codec.REQUEST_JOB_WILL_RUN:     (*Controller).willRun,
+	codec.REQUEST_STATS_INFO:       (*Controller).statsInfo,
+	codec.REQUEST_JOB_NOTIFY:       (*Controller).jobNotify,
+	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
+	// Listings the event loop could not serve without blocking (a cold
+	// record to read from the store).
+	codec.REQUEST_JOB_INFO:        (*Controller).slowInfo,
+	codec.REQUEST_JOB_INFO_SINGLE: (*Controller).slowInfo,
+	codec.REQUEST_JOB_USER_INFO:   (*Controller).slowInfo,
+}
+
+// Slow runs an RPC of slowHandlers on a worker goroutine.
 func (c *Controller) Slow(req *Request) Reply {
-	switch req.MsgType {
-	case codec.REQUEST_SUBMIT_BATCH_JOB:
-		return c.submit(req)
-	case codec.REQUEST_KILL_JOB:
-		return c.kill(req)
-	case codec.REQUEST_KILL_JOBS:
-		return c.killJobs(req)
-	case codec.REQUEST_UPDATE_JOB:
-		return c.update(req)
-	case codec.REQUEST_JOB_REQUEUE:
-		return c.requeue(req)
-	case codec.REQUEST_TOP_JOB:
-		return c.top(req)
-	case codec.REQUEST_JOB_WILL_RUN:
-		return c.willRun(req)
-	case codec.REQUEST_STATS_INFO:
-		return c.statsInfo(req)
-	case codec.REQUEST_JOB_NOTIFY:
-		return c.jobNotify(req)
-	case codec.REQUEST_BATCH_SCRIPT:
-		return c.batchScript(req)
-	case codec.REQUEST_JOB_INFO, codec.REQUEST_JOB_INFO_SINGLE, codec.REQUEST_JOB_USER_INFO:
-		// A listing the event loop could not serve without blocking.
-		r, _ := c.fastInfo(c.snap.Load(), req, true)
-		return r
+	if h, ok := slowHandlers[req.MsgType]; ok {
+		return h(c, req)
 	}
 	return rcReply(codec.EINVAL)
+}
+
+func (c *Controller) slowInfo(req *Request) Reply {
+	r, _ := c.fastInfo(c.snap.Load(), req, true)
+	return r
 }
 
 func rcReply(rc uint32) Reply {
