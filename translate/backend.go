@@ -10,6 +10,7 @@ package translate
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 )
 
@@ -347,6 +348,13 @@ type (
 	Purger interface {
 		Purge(ctx context.Context, id SessionID) error
 	}
+	// StepExecutor runs a job step's task inside a running session (its
+	// namespaces, cgroup and credentials): what slurmstepd does for
+	// srun's tasks. The task's stdio are the files given; the engine
+	// owns nothing of them once Start returns.
+	StepExecutor interface {
+		ExecTask(ctx context.Context, id SessionID, t *StepTask) (TaskProc, error)
+	}
 	// ParallelCreator is an engine whose creates are round trips that
 	// may overlap (a remote manager, which orders its queue by priority
 	// and creation time itself): the controller hands up to
@@ -356,3 +364,29 @@ type (
 		CreateParallelism() int
 	}
 )
+
+// StepTask is one task of a job step to start in a session.
+type StepTask struct {
+	Node     string   // the node (agent) of the session it runs on
+	Argv     []string // argv[0] is looked up in the task's PATH
+	Env      []string // the whole environment
+	Cwd      string
+	UID, GID uint32
+	Groups   []uint32
+	// Stdin, Stdout, Stderr are the task's descriptors 0, 1 and 2 (nil:
+	// /dev/null). With PTY, Stdin is the terminal the task gets as its
+	// controlling terminal (and Stdout, Stderr the same terminal).
+	Stdin, Stdout, Stderr *os.File
+	PTY                   bool
+}
+
+// TaskProc is a started task.
+type TaskProc interface {
+	// Wait waits for the task's end and returns its raw wait status
+	// (exit code N is N<<8, a signal S is S), as slurmstepd reports it.
+	Wait() (uint32, error)
+	// Signal sends sig to the task's process group.
+	Signal(sig int) error
+	// PID is the task's process id as its session sees it (0 unknown).
+	PID() int
+}

@@ -37,6 +37,8 @@ func ShimMain(args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "run":
 		return runShim(args[1])
+	case len(args) == 1 && args[0] == "task":
+		return taskMain()
 	case len(args) >= 4 && args[0] == "exec":
 		applyRlimits(args[2])
 		shimExec(args[1], args[3], args[4:])

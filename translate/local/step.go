@@ -1,0 +1,302 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lablup/slurm-frontend/translate"
+)
+
+// Job steps on the embedded engine. A step's task runs where slurmstepd
+// would run it: inside the job's PID and mount namespaces (those of the
+// session's shim), in the job's cgroup, as the job's user. The engine
+// enters the namespaces with nsenter(1) (a Go process cannot enter a
+// mount namespace itself: it is multithreaded), running this binary as
+// "shim task", which joins the cgroup, drops to the user and executes
+// the task. nsenter stays the task's parent on the host: its exit status
+// is the task's (it re-raises a signal the task died of), and the task's
+// host pid is nsenter's only child.
+
+// taskSpec is what "shim task" reads on fd 3.
+type taskSpec struct {
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env"`
+	Cwd     string   `json:"cwd"`
+	UID     uint32   `json:"uid"`
+	GID     uint32   `json:"gid"`
+	Groups  []uint32 `json:"groups"`
+	PTY     bool     `json:"pty"`
+	Cgroups []string `json:"cgroups"` // the job's cgroup directories
+	Rlimits string   `json:"rlimits"` // formatRlimits of the job's
+	Node    string   `json:"node"`
+}
+
+// ErrNsenter: the host has no nsenter(1) (util-linux), which steps need.
+var ErrNsenter = errors.New("embedded engine: nsenter (util-linux) is not installed: job steps cannot run")
+
+// ExecTask starts a task of a step in the running session id.
+func (e *Engine) ExecTask(ctx context.Context, id translate.SessionID, t *translate.StepTask) (translate.TaskProc, error) {
+	x, err := e.exec()
+	if err != nil {
+		return nil, err
+	}
+	return x.execTask(ctx, id, t)
+}
+
+var _ translate.StepExecutor = (*Engine)(nil)
+
+func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *translate.StepTask) (translate.TaskProc, error) {
+	x.mu.Lock()
+	s := x.sessions[id]
+	var pid int
+	var start uint64
+	var dir string
+	if s != nil {
+		pid, start, dir = s.shimPID, s.shimStart, s.dir
+	}
+	running := s != nil && s.status == translate.SessionRunning
+	x.mu.Unlock()
+	switch {
+	case s == nil:
+		return nil, fmt.Errorf("%w: %s", translate.ErrNoSession, id)
+	case !running || pid == 0 || !alive(pid, start):
+		return nil, fmt.Errorf("%w: %s", translate.ErrNotRunning, id)
+	}
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return nil, ErrNsenter
+	}
+	var lr launchRecord
+	if err := readJSON(filepath.Join(dir, fLaunch), &lr); err != nil {
+		return nil, fmt.Errorf("embedded engine: session %s: %w", id, err)
+	}
+	spec := taskSpec{Argv: t.Argv, Env: t.Env, Cwd: t.Cwd, UID: t.UID, GID: t.GID, Groups: t.Groups, PTY: t.PTY,
+		Rlimits: formatRlimits(lr.Spec.Rlimits), Node: t.Node}
+	if lr.Cgroup != nil {
+		spec.Cgroups = lr.Cgroup.Dirs
+	}
+	js, err := json.Marshal(&spec)
+	if err != nil {
+		return nil, err
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, err
+	}
+	// Inside the mount namespace /proc is the job's: /proc/1/exe is the
+	// shim's binary, which is this one.
+	cmd := &exec.Cmd{
+		Path: nsenter,
+		Args: []string{"nsenter", "-t", strconv.Itoa(pid), "-m", "-p", "--", "/proc/1/exe", "shim", "task"},
+		Env:  []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
+		Dir:  "/",
+		// The task's stdio; nil is /dev/null.
+		Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr,
+		ExtraFiles:  []*os.File{specR, readyW},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if t.Stdin == nil {
+		cmd.Stdin = nil
+	}
+	err = cmd.Start()
+	specR.Close()
+	readyW.Close()
+	if err != nil {
+		specW.Close()
+		readyR.Close()
+		return nil, fmt.Errorf("embedded engine: starting the task: %w", err)
+	}
+	_, _ = specW.Write(js)
+	specW.Close()
+	p := &taskProc{cmd: cmd, done: make(chan struct{})}
+	// "R" once the task is set up, right before it executes (the pipe
+	// closes at the exec); the task's host pid is nsenter's child.
+	line, _ := bufio.NewReader(readyR).ReadString('\n')
+	readyR.Close()
+	if strings.TrimSpace(line) == "R" {
+		p.hostPID = childOf(cmd.Process.Pid)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// childOf is the first child of process pid (0 if none).
+func childOf(pid int) int {
+	for range 50 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if err != nil {
+			return 0
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.Atoi(f[0])
+			return n
+		}
+		time.Sleep(2 * time.Millisecond) // nsenter forks after setns
+	}
+	return 0
+}
+
+type taskProc struct {
+	cmd     *exec.Cmd
+	hostPID int
+	done    chan struct{}
+	err     error
+}
+
+func (p *taskProc) PID() int { return p.hostPID }
+
+func (p *taskProc) Wait() (uint32, error) {
+	<-p.done
+	ps := p.cmd.ProcessState
+	if ps == nil {
+		return 0, p.err
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return 0, p.err
+	}
+	if ws.Signaled() {
+		st := uint32(ws.Signal())
+		if ws.CoreDump() {
+			st |= 0x80
+		}
+		return st, nil
+	}
+	return uint32(ws.ExitStatus()) << 8, nil
+}
+
+func (p *taskProc) Signal(sig int) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if p.hostPID > 0 {
+		// Its process group (the task made one), then itself.
+		if err := syscall.Kill(-p.hostPID, syscall.Signal(sig)); err == nil {
+			return nil
+		}
+		return syscall.Kill(p.hostPID, syscall.Signal(sig))
+	}
+	return p.cmd.Process.Signal(syscall.Signal(sig))
+}
+
+// taskMain is "shim task": inside the job's namespaces as root, it joins
+// the job's cgroup, takes the job's limits and identity, and becomes the
+// task.
+func taskMain() error {
+	specF := os.NewFile(3, "spec")
+	readyF := os.NewFile(4, "ready")
+	if specF == nil || readyF == nil {
+		return errors.New("shim task: started without its spec")
+	}
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	var spec taskSpec
+	if err := json.NewDecoder(specF).Decode(&spec); err != nil {
+		return fmt.Errorf("shim task: spec: %w", err)
+	}
+	specF.Close()
+	if len(spec.Argv) == 0 {
+		return errors.New("shim task: no command")
+	}
+	for _, d := range spec.Cgroups {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: cgroup %s: %v\n", spec.Node, d, err)
+		}
+	}
+	applyRlimits(spec.Rlimits)
+	if spec.PTY {
+		// A session of its own with the terminal as its controlling one.
+		if _, err := syscall.Setsid(); err == nil {
+			_ = ioctlSetCtty(0)
+		}
+	} else {
+		_ = syscall.Setpgid(0, 0)
+	}
+	groups := make([]int, 0, len(spec.Groups))
+	for _, g := range spec.Groups {
+		groups = append(groups, int(g))
+	}
+	if err := syscall.Setgroups(groups); err != nil {
+		return fmt.Errorf("shim task: setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(int(spec.GID), int(spec.GID), int(spec.GID)); err != nil {
+		return fmt.Errorf("shim task: setgid: %w", err)
+	}
+	if err := syscall.Setresuid(int(spec.UID), int(spec.UID), int(spec.UID)); err != nil {
+		return fmt.Errorf("shim task: setuid: %w", err)
+	}
+	// The user's permissions decide what the task may reach.
+	if spec.Cwd != "" {
+		if err := syscall.Chdir(spec.Cwd); err != nil {
+			// slurmstepd runs the task in /tmp when it cannot enter
+			// the directory, and says so.
+			fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: couldn't chdir to `%s': %s: going to /tmp instead\n", spec.Node, spec.Cwd, strerror(err))
+			_ = syscall.Chdir("/tmp")
+		}
+	}
+	path := spec.Argv[0]
+	if !strings.Contains(path, "/") {
+		path = lookPath(path, envValue(spec.Env, "PATH"))
+	}
+	_, _ = readyF.Write([]byte("R\n"))
+	err := syscall.Exec(path, spec.Argv, spec.Env)
+	// What slurmstepd's child prints when execve fails; exit code 2
+	// (srun: "error: ... Exited with exit code 2").
+	fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: execve(): %s: %s\n", spec.Node, spec.Argv[0], strerror(err))
+	os.Exit(2)
+	return nil
+}
+
+// lookPath finds name in the colon-separated dirs as execvp does ("" dirs
+// and a missing PATH mean the current directory); name itself when it is
+// nowhere (execve then reports ENOENT).
+func lookPath(name, dirs string) string {
+	for _, d := range strings.Split(dirs, ":") {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && syscall.Access(p, 1) == nil {
+			return p
+		}
+	}
+	return name
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func ioctlSetCtty(fd int) error {
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSCTTY, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
