@@ -9,6 +9,7 @@
 package edge
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -25,6 +26,10 @@ type Request struct {
 	GID     uint32
 	Origin  [4]byte // IPv4 address of the host that made the credential
 	Body    []byte
+	// Peer is the address the request came from (slow path only):
+	// where callbacks to the client go (salloc's and srun's ports), as
+	// slurmctld's resp_host.
+	Peer netip.Addr
 }
 
 // Reply is what a Handler answers: either a whole prebuilt frame without

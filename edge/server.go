@@ -415,6 +415,9 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	// Slow path: copy the body off the connection buffer.
 	req.Body = append([]byte(nil), f.Body...)
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		req.Peer = ap.Addr().Unmap()
+	}
 	_, _ = c.Discard(n + 4)
 	st.done.Store(true)
 	st.doneAt.Store(monoNow())

@@ -89,6 +89,13 @@ type Job struct {
 	// console): it has no script and cannot be requeued or changed
 	// (record format 3+).
 	Origin string `json:"origin,omitempty"`
+	// An interactive allocation's (salloc, srun without a job; Origin
+	// "alloc"): where its client listens, for the grant of a pending
+	// allocation (AllocPort) and for SRUN_* notices (OtherPort); RespHost
+	// is the address the request came from (record format 3+).
+	RespHost  string `json:"resp_host,omitempty"`
+	AllocPort uint16 `json:"alloc_port,omitempty"`
+	OtherPort uint16 `json:"other_port,omitempty"`
 }
 
 // Script is the batch script and environment of a job, stored apart.

@@ -24,7 +24,7 @@ import (
 const (
 	jobRecV1 byte = 1
 	jobRecV2 byte = 2 // V1 + AccrueTime at the end
-	jobRecV3 byte = 3 // V2 + Origin at the end
+	jobRecV3 byte = 3 // V2 + Origin, RespHost, AllocPort, OtherPort at the end
 )
 
 // Bits of the bool bitset.
@@ -139,6 +139,9 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	b = v(b, j.LastSchedEval)
 	b = v(b, j.AccrueTime) // format 2
 	b = s(b, j.Origin)     // format 3
+	b = s(b, j.RespHost)
+	b = u(b, uint64(j.AllocPort))
+	b = u(b, uint64(j.OtherPort))
 	return b
 }
 
@@ -157,12 +160,15 @@ func decodeJobRecord(b []byte, j *Job, in *interner) error {
 	case jobRecV1, jobRecV2, jobRecV3:
 		d := jobDec{b: b[1:], in: in}
 		d.v1(j)
-		j.AccrueTime, j.Origin = 0, ""
+		j.AccrueTime, j.Origin, j.RespHost, j.AllocPort, j.OtherPort = 0, "", "", 0, 0
 		if b[0] >= jobRecV2 {
 			j.AccrueTime = d.i64()
 		}
 		if b[0] >= jobRecV3 {
 			j.Origin = d.common()
+			j.RespHost = d.common()
+			j.AllocPort = d.u16()
+			j.OtherPort = d.u16()
 		}
 		if d.err != nil {
 			return d.err

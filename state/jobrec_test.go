@@ -156,11 +156,14 @@ func TestJobRecordRejectsDamage(t *testing.T) {
 	// and a format-1 one (no AccrueTime either) written before format 2.
 	full := fullJob(t)
 	v2 := appendJobRecord(nil, full)
-	v2 = v2[:len(v2)-len(binary.AppendUvarint(nil, uint64(len(full.Origin))))-len(full.Origin)]
+	v3len := len(binary.AppendUvarint(nil, uint64(len(full.Origin)))) + len(full.Origin) +
+		len(binary.AppendUvarint(nil, uint64(len(full.RespHost)))) + len(full.RespHost) +
+		len(binary.AppendUvarint(nil, uint64(full.AllocPort))) + len(binary.AppendUvarint(nil, uint64(full.OtherPort)))
+	v2 = v2[:len(v2)-v3len]
 	v2[0] = jobRecV2
-	old := Job{Origin: "stale"}
+	old := Job{Origin: "stale", RespHost: "x", AllocPort: 1, OtherPort: 2}
 	require.NoError(t, decodeJobRecord(v2, &old, nil))
-	full.Origin = ""
+	full.Origin, full.RespHost, full.AllocPort, full.OtherPort = "", "", 0, 0
 	require.Equal(t, *full, old)
 	v1 := v2[:len(v2)-len(binary.AppendVarint(nil, full.AccrueTime))]
 	v1[0] = jobRecV1

@@ -28,10 +28,12 @@ import (
 	"github.com/lablup/slurm-frontend/edge"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/state/memfile"
+	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/backendai/double"
 	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/ctld"
 	"github.com/lablup/slurm-frontend/translate/local"
+	"github.com/lablup/slurm-frontend/translate/node"
 )
 
 // Version is the frontend's own version.
@@ -202,18 +204,32 @@ func serve(args []string) error {
 	stats := state.NewRPCStats()
 	host, addr, port := serverIdentity(s.listen, "")
 	slurmUser, slurmUID := currentUser()
-	ctl, err := ctld.New(context.Background(), ctld.Options{
+	auth := edge.NewMungeAuth(key, uint32(os.Getuid()), groups())
+	caller := &edge.Caller{Signer: auth}
+	// The nodes' stand-ins (srun's slurmd), where the engine runs steps.
+	nodes := &node.Service{Call: caller, Log: logger, SlurmUID: slurmUID}
+	opts := ctld.Options{
 		Conf: s.cfg, Store: store, Backend: engine, Exec: exec, Stats: stats,
 		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
-		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger,
-	})
+		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger, Caller: caller,
+	}
+	se, steps := exec.(translate.StepExecutor)
+	if steps {
+		opts.CredKey, opts.Steps = credKey(s.mungeKey), nodes
+		nodes.Exec = se
+	}
+	ctl, err := ctld.New(context.Background(), opts)
 	if err != nil {
 		return err
 	}
+	nodes.Ctl = ctl
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	ctl.Start(runCtx)
-	auth := edge.NewMungeAuth(key, uint32(os.Getuid()), groups())
+	if steps {
+		ns := edge.NewNodeServer(nodeEndpoints(s), nodeHandler{nodes}, auth, auth, logger)
+		defer ns.Close()
+	}
 	srv := edge.New(edge.Config{Addr: s.listen}, edge.AdaptController(ctl), auth, auth, stats, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Run() }()
@@ -318,9 +334,18 @@ func clientConf(args []string, w io.Writer) error {
 	if g := s.cfg.Get("GresTypes", ""); g != "" {
 		fmt.Fprintf(w, "GresTypes=%s\n", g)
 	}
+	// srun reaches every node directly (no forwarding through nodes:
+	// the stand-ins are one server), at the node's stand-in.
+	fmt.Fprintf(w, "TreeWidth=%s\n", s.cfg.Get("TreeWidth", "65533"))
+	eps := nodeEndpoints(s)
 	for _, n := range s.cfg.Nodes {
-		fmt.Fprintf(w, "NodeName=%s NodeAddr=%s CPUs=%d Boards=%d SocketsPerBoard=%d CoresPerSocket=%d ThreadsPerCore=%d RealMemory=%d",
-			n.Name, n.Addr, n.CPUs, n.Boards, n.Sockets/max(n.Boards, 1), n.CoresPerSocket, n.ThreadsPerCore, n.RealMemory)
+		nodeAddr, nodePort := advertised(s, n, eps)
+		fmt.Fprintf(w, "NodeName=%s NodeAddr=%s", n.Name, nodeAddr)
+		if s.backend != "backendai" && nodePort != 0 {
+			fmt.Fprintf(w, " Port=%d", nodePort)
+		}
+		fmt.Fprintf(w, " CPUs=%d Boards=%d SocketsPerBoard=%d CoresPerSocket=%d ThreadsPerCore=%d RealMemory=%d",
+			n.CPUs, n.Boards, n.Sockets/max(n.Boards, 1), n.CoresPerSocket, n.ThreadsPerCore, n.RealMemory)
 		if n.Gres != "" {
 			fmt.Fprintf(w, " Gres=%s", n.Gres)
 		}

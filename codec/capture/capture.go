@@ -14,6 +14,10 @@ import (
 type Conn struct {
 	ClientPort, ServerPort uint16
 	Requests, Replies      [][]byte
+	// ClientData and ServerData are the whole byte streams each side
+	// sent, for connections that are not Slurm-framed (task I/O, the
+	// --pty window-size channel).
+	ClientData, ServerData []byte
 }
 
 type seg struct {
@@ -154,10 +158,11 @@ func Parse(pcap []byte) ([]Conn, error) {
 	}
 	out := make([]Conn, 0, len(order))
 	for _, c := range order {
+		c2s, s2c := assemble(c.c2s), assemble(c.s2c)
 		out = append(out, Conn{
 			ClientPort: c.client, ServerPort: c.server,
-			Requests: frames(assemble(c.c2s)),
-			Replies:  frames(assemble(c.s2c)),
+			Requests: frames(c2s), Replies: frames(s2c),
+			ClientData: c2s, ServerData: s2c,
 		})
 	}
 	return out, nil

@@ -41,6 +41,9 @@ func capturedCreds(t testing.TB) []capturedCred {
 	}
 	var out []capturedCred
 	for _, path := range files {
+		if strings.HasSuffix(filepath.Dir(path), "-steps") {
+			continue // signed with their own throwaway key (their README)
+		}
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -38,6 +38,7 @@ type Node struct {
 	Features       string
 	Weight         uint32
 	State          string // configured State= (UNKNOWN, IDLE, DOWN, FUTURE, ...)
+	Port           uint16 // its slurmd's port (Port=); 0: SlurmdPort
 }
 
 // Partition is one PartitionName= definition.
@@ -487,6 +488,27 @@ func (p *parser) parseNodes(kv [][2]string) ([]Node, error) {
 	if v, ok := attrs["tmpdisk"]; ok {
 		tmp, _ = strconv.ParseUint(v, 10, 32)
 	}
+	// Port=P for every node, or Port=A-B one per node, in order.
+	var ports []uint16
+	if v, ok := attrs["port"]; ok {
+		lo, hi, isRange := strings.Cut(v, "-")
+		a, err := strconv.ParseUint(lo, 10, 16)
+		if err != nil || a == 0 {
+			return nil, fmt.Errorf("node %s: Port=%s", kv[0][1], v)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 16); err != nil || b < a {
+				return nil, fmt.Errorf("node %s: Port=%s", kv[0][1], v)
+			}
+			if int(b-a+1) != len(names) {
+				return nil, fmt.Errorf("Port count %d != NodeName count %d", b-a+1, len(names))
+			}
+		}
+		for i := range names {
+			ports = append(ports, uint16(min(a+uint64(i), b)))
+		}
+	}
 	out := make([]Node, len(names))
 	for i, n := range names {
 		nd := Node{
@@ -500,6 +522,9 @@ func (p *parser) parseNodes(kv [][2]string) ([]Node, error) {
 		}
 		if hosts != nil {
 			nd.Hostname = hosts[i]
+		}
+		if ports != nil {
+			nd.Port = ports[i]
 		}
 		out[i] = nd
 	}

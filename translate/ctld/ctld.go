@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log"
+	"net/netip"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,10 @@ type Request struct {
 	GID     uint32
 	Origin  [4]byte // IPv4 address of the host that made the credential
 	Body    []byte
+	// Peer is the address the request came from (slow path only):
+	// where callbacks to the client go (salloc's and srun's ports), as
+	// slurmctld's resp_host.
+	Peer netip.Addr
 }
 
 // Reply mirrors edge.Reply.
@@ -56,6 +61,13 @@ type Options struct {
 	SlurmUID    uint32
 	Operators   map[uint32]bool // uids allowed to act on any job (root is always)
 	Log         *log.Logger
+	// Caller reaches clients' listening ports (salloc's, srun's); nil:
+	// pending allocations are not pushed, SRUN_* notices not sent.
+	Caller Caller
+	// CredKey signs job credentials (steps); nil: no steps.
+	CredKey []byte
+	// Steps signals live steps' tasks (the node stand-ins).
+	Steps StepSignaller
 }
 
 // Controller is the frontend's slurmctld.
@@ -87,6 +99,13 @@ type Controller struct {
 	// event came); foreignSkipped: those not shown, logged once (c.mu).
 	foreignDue     atomic.Bool
 	foreignSkipped map[translate.SessionID]bool
+	// Interactive allocations (c.mu): requests waiting for their grant,
+	// and those answered "pending" whose grant is pushed (the client's
+	// protocol version); live job steps by job.
+	grants        map[uint32]chan struct{}
+	pendingGrants map[uint32]uint16
+	relinquished  map[uint32]bool // ended by their client: the session's end keeps their state
+	steps         map[uint32]*jobSteps
 }
 
 type counters struct {
@@ -102,7 +121,8 @@ func topoAgents(t *translate.Topology) []translate.Agent {
 
 // New loads jobs from the store and builds the first snapshot.
 func New(ctx context.Context, opt Options) (*Controller, error) {
-	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}, foreignSkipped: map[translate.SessionID]bool{}}
+	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}, foreignSkipped: map[translate.SessionID]bool{},
+		grants: map[uint32]chan struct{}{}, pendingGrants: map[uint32]uint16{}, relinquished: map[uint32]bool{}, steps: map[uint32]*jobSteps{}}
 	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
 	tctx, cancel := context.WithTimeout(ctx, engineTimeout)
 	topo, err := opt.Backend.Topology(tctx)
@@ -190,9 +210,9 @@ func slurmDecodes(t uint16) bool {
 }
 
 var knownUnsupported = map[uint16]struct{}{
-	codec.REQUEST_SUSPEND: {}, codec.REQUEST_CANCEL_JOB_STEP: {},
+	codec.REQUEST_SUSPEND: {}, codec.REQUEST_HET_JOB_ALLOCATION: {},
 	codec.REQUEST_PRIORITY_FACTORS: {}, codec.REQUEST_SHARE_INFO: {},
-	codec.REQUEST_CONFIG: {}, codec.REQUEST_JOB_READY: {},
+	codec.REQUEST_CONFIG:    {},
 	codec.REQUEST_JOB_STATE: {},
 }
 
@@ -210,6 +230,15 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_STATS_INFO:       (*Controller).statsInfo,
 	codec.REQUEST_JOB_NOTIFY:       (*Controller).jobNotify,
 	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
+	// Interactive work: salloc, srun.
+	codec.REQUEST_RESOURCE_ALLOCATION:     (*Controller).allocate,
+	codec.REQUEST_JOB_READY:               (*Controller).jobReady,
+	codec.REQUEST_JOB_ALLOCATION_INFO:     (*Controller).allocInfo,
+	codec.REQUEST_HET_JOB_ALLOC_INFO:      (*Controller).allocInfo,
+	codec.REQUEST_COMPLETE_JOB_ALLOCATION: (*Controller).completeAlloc,
+	codec.REQUEST_JOB_STEP_CREATE:         (*Controller).stepCreate,
+	codec.REQUEST_STEP_COMPLETE:           (*Controller).stepComplete,
+	codec.REQUEST_CANCEL_JOB_STEP:         (*Controller).cancelStep,
 	// Listings the event loop could not serve without blocking (a cold
 	// record to read from the store).
 	codec.REQUEST_JOB_INFO:        (*Controller).slowInfo,

@@ -166,9 +166,15 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 		if err := m.Decode(&r, v); err != nil {
 			return s.rc(v, codec.CodeOf(err)), true
 		}
-		// No job runs steps before job execution lands: an empty list.
+		msg := codec.JobStepInfoMsg{LastUpdate: s.JobsUpdate}
+		for _, st := range s.steps {
+			if (m.StepID.JobID == codec.NoVal || m.StepID.JobID == st.StepID.JobID) &&
+				(m.StepID.StepID == codec.NoVal || m.StepID.StepID == st.StepID.StepID) {
+				msg.Steps = append(msg.Steps, st)
+			}
+		}
 		w := codec.Writer{}
-		(&codec.JobStepInfoMsg{LastUpdate: s.JobsUpdate}).Encode(&w, v)
+		msg.Encode(&w, v)
 		return Reply{MsgType: codec.RESPONSE_JOB_STEP_INFO, Body: w.B}, true
 	}
 	return Reply{}, false

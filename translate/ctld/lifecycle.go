@@ -708,11 +708,29 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 		}
 		j.TresAllocStr = j.TresReqStr
 		c.counters.started.Add(1)
+		if j.Origin == originAlloc {
+			defer c.grantLater(&j) // after the swap below: the record is the running one
+		}
 	case translate.SessionTerminating:
 		j.State |= codec.JOB_COMPLETING
 	case translate.SessionTerminated, translate.SessionCancelled, translate.SessionError:
 		if codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING == 0 {
 			return
+		}
+		c.endSteps(j.ID)
+		if j.Origin == originAlloc {
+			if c.relinquished[j.ID] {
+				delete(c.relinquished, j.ID)
+				if codec.JobIsFinished(j.State) {
+					// Relinquished by its client (endAllocation): the
+					// state and status recorded then stand; the
+					// session's end only finishes it.
+					j.State &^= codec.JOB_COMPLETING
+					break
+				}
+			} else {
+				defer c.allocEnded(&j) // scancel, time limit, node failure: tell its client
+			}
 		}
 		wasCancelled := j.State&codec.JOB_STATE_BASE == codec.JOB_CANCELLED
 		j.EndTime = now

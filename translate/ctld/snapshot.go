@@ -57,6 +57,7 @@ type Snapshot struct {
 	topo        *translate.Topology
 	alloc       map[string]*nodeAlloc // node name -> what running jobs hold
 	holders     []*jobEntry           // the running and completing entries alloc was made of
+	steps       []codec.JobStepInfo   // live job steps (squeue -s)
 	c           *Controller
 	slots       [nVersions][nKinds]slot
 	recs        [nVersions][nEcho]jobRecords
@@ -119,6 +120,7 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 	cl := c.cluster()
 	s := &Snapshot{c: c, cl: cl, topo: cl.topo}
 	s.jobs = append([]*jobEntry(nil), c.jobs...)
+	s.steps = c.stepInfos()
 	if !slices.IsSortedFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) }) {
 		// IDs only grow, so this does not happen; lookups depend on it.
 		slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) })

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"crypto/sha256"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+
+	"github.com/lablup/slurm-frontend/edge"
+	"github.com/lablup/slurm-frontend/translate/conf"
+	"github.com/lablup/slurm-frontend/translate/node"
+)
+
+// Where each node's stand-in listens, and what login nodes' slurm.conf
+// says of it (srun reaches a node at its NodeAddr and Port). A node whose
+// NodeAddr is an address of this host (a loopback address, or one of its
+// interfaces) listens there, on its Port or SlurmdPort; any other node
+// listens on the controller's host, on a port of its own (its Port, else
+// SlurmdPort plus its index), and login nodes are told that address.
+
+// slurmdPort is the nodes' default port: SlurmdPort=, else the
+// controller's port plus one (what scontrol show config reports).
+func slurmdPort(s *settings) uint16 {
+	if v, err := strconv.ParseUint(s.cfg.Get("SlurmdPort", ""), 10, 16); err == nil && v > 0 {
+		return uint16(v)
+	}
+	_, _, port := serverIdentity(s.listen, "")
+	return port + 1
+}
+
+// nodeEndpoints lists every configured node's listening address.
+func nodeEndpoints(s *settings) []edge.NodeEndpoint {
+	base := slurmdPort(s)
+	host, _, _ := net.SplitHostPort(s.listen)
+	ctlAddr, err := netip.ParseAddr(host)
+	if err != nil {
+		ctlAddr = netip.IPv4Unspecified()
+	}
+	local := localAddrs()
+	var out []edge.NodeEndpoint
+	for i, n := range s.cfg.Nodes {
+		port := n.Port
+		if a, err := netip.ParseAddr(n.Addr); err == nil && (a.IsLoopback() || local[a.Unmap()]) {
+			if port == 0 {
+				port = base
+			}
+			out = append(out, edge.NodeEndpoint{Name: n.Name, Addr: netip.AddrPortFrom(a.Unmap(), port)})
+			continue
+		}
+		if port == 0 {
+			port = base + uint16(i)
+		}
+		out = append(out, edge.NodeEndpoint{Name: n.Name, Addr: netip.AddrPortFrom(ctlAddr, port)})
+	}
+	return out
+}
+
+// advertised is the NodeAddr and Port a login node uses for node n.
+func advertised(s *settings, n conf.Node, eps []edge.NodeEndpoint) (string, uint16) {
+	for _, ep := range eps {
+		if ep.Name != n.Name {
+			continue
+		}
+		if ep.Addr.Addr().IsUnspecified() {
+			_, addr, _ := serverIdentity(s.listen, "")
+			return addr, ep.Addr.Port()
+		}
+		return ep.Addr.Addr().String(), ep.Addr.Port()
+	}
+	return n.Addr, 0
+}
+
+func localAddrs() map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return out
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out[p.Addr().Unmap()] = true
+		}
+	}
+	return out
+}
+
+// credKey is the secret job credentials are signed with: derived from
+// the munge key, which users cannot read, so that every node stand-in
+// (and a restarted server) checks what any made.
+func credKey(path string) []byte {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	h := sha256.New()
+	h.Write([]byte("slurm-frontend job credential key\x00"))
+	h.Write(raw)
+	return h.Sum(nil)
+}
+
+// nodeHandler adapts the node service to the edge.
+type nodeHandler struct{ s *node.Service }
+
+func (h nodeHandler) HandleNode(name string, req *edge.Request) edge.Reply {
+	r := h.s.Handle(name, &node.Request{Version: req.Version, MsgType: req.MsgType, UID: req.UID, GID: req.GID, Peer: req.Peer, Body: req.Body})
+	return edge.Reply{MsgType: r.MsgType, Body: r.Body}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSrun: stock srun of each release, on its own (an allocation and a
+// step, tasks run by the node stand-ins in the job's session), as a
+// user: output of every task, labels, the tasks' exit status as srun's,
+// the job COMPLETED (or FAILED) afterwards.
+func TestSrun(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			dir, ru := slurmDir(t, f, "srun-")
+			host, _ := os.Hostname()
+			out := ru.mustRun(rel, "srun", "-n", "2", "hostname")
+			if want := host + "\n" + host + "\n"; out != want {
+				t.Errorf("srun -n 2 hostname: %q, want %q", out, want)
+			}
+			out = ru.mustRun(rel, "srun", "-l", "-n", "3", "echo", "x")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			slices.Sort(lines)
+			if !slices.Equal(lines, []string{"0: x", "1: x", "2: x"}) {
+				t.Errorf("srun -l -n 3 echo x: %q", out)
+			}
+			out = ru.mustRun(rel, "srun", "sh", "-c", "echo $SLURM_JOB_ID $SLURM_STEP_ID $SLURM_PROCID $SLURM_NTASKS $(id -un) $PWD")
+			var job int
+			var rest string
+			if n, _ := fmt.Sscanf(out, "%d %s", &job, &rest); n != 2 || !strings.HasSuffix(strings.TrimSpace(out), " 0 0 1 slurm "+dir) {
+				t.Errorf("srun environment: %q, want JOBID 0 0 1 slurm %s", out, dir)
+			}
+			_, errs, code := ru.run(rel, "srun", "sh", "-c", "echo out; echo err >&2; exit 5")
+			if code != 5 || !strings.Contains(errs, "err") {
+				t.Errorf("srun sh -c 'exit 5': exit %d, stderr %q", code, errs)
+			}
+			if job > 0 {
+				rows := waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool {
+					return rows[job].state == "COMPLETED"
+				})
+				_ = rows
+			}
+		})
+	}
+}
+
+// TestSallocSrun: salloc gives a shell (here a command) with the job's
+// environment; srun inside runs its tasks in that allocation; leaving it
+// completes the job.
+func TestSallocSrun(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	idRe := regexp.MustCompile(`Granted job allocation (\d+)`)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			dir, ru := slurmDir(t, f, "salloc-")
+			out, errs, code := ru.run(rel, "salloc", "-n", "2", "sh", "-c", "echo job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST; srun -n 2 echo inner")
+			if code != 0 {
+				t.Fatalf("salloc: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 30))
+			}
+			m := idRe.FindStringSubmatch(errs)
+			if m == nil {
+				t.Fatalf("salloc said %q", errs)
+			}
+			id := atoi(m[1])
+			if !strings.Contains(out, fmt.Sprintf("job=%d nodes=n", id)) || strings.Count(out, "inner\n") != 2 {
+				t.Errorf("salloc output %q", out)
+			}
+			waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+		})
+	}
+}
+
+// TestSrunInBatch: an sbatch script whose srun starts a step of two
+// tasks; both write to the job's output; the step shows in squeue -s
+// while it runs. The script runs on this host, so its srun is the host's
+// (22.05) client.
+func TestSrunInBatch(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	dir, ru := slurmDir(t, f, "sbatch-srun-")
+	script := filepath.Join(dir, "steps.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsrun -n 2 sh -c 'echo task-$SLURM_PROCID step-$SLURM_STEP_ID'\nsrun -J longstep sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(script, 64030, 64030)
+	sub := ru.mustRun("22.05", "sbatch", "-n", "2", "-o", filepath.Join(dir, "out-%j"), script)
+	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
+	deadline := time.Now().Add(60 * time.Second)
+	var steps string
+	for time.Now().Before(deadline) {
+		steps, _, _ = ru.run("24.11", "squeue", "-h", "-s", "-o", "%i %j")
+		if strings.Contains(steps, fmt.Sprintf("%d.1 longstep", id)) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if !strings.Contains(steps, fmt.Sprintf("%d.1 longstep", id)) {
+		t.Fatalf("squeue -s never showed step %d.1: %q\n%s", id, steps, lastLines(f.Logs(), 30))
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("out-%d", id)))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	slices.Sort(lines)
+	if !slices.Equal(lines, []string{"task-0 step-0", "task-1 step-0"}) {
+		t.Errorf("job output %q", b)
+	}
+	// scancel of the job stops the step's tasks.
+	ru.mustRun("24.11", "scancel", fmt.Sprint(id))
+	waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "CANCELLED" })
+}

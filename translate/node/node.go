@@ -1,0 +1,521 @@
+// Package node is the frontend's slurmd: the stand-in of every node that
+// srun talks to. It checks a launch (the job credential the controller
+// signed, the user, the node), runs the step's tasks in the job's
+// session through the engine, and speaks slurmstepd's side of srun's
+// protocols: the task I/O stream, the launch response and the task exits
+// to srun's ports.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
+)
+
+// Controller is what a node asks the controller.
+type Controller interface {
+	// StepOf returns the session of a live step's job, its nodes and
+	// their global task ids.
+	StepOf(jobID, stepID uint32) (sid translate.SessionID, nodes []string, tids [][]uint32, ok bool)
+	// StepNodeDone: every task of the step on node has ended.
+	StepNodeDone(jobID, stepID uint32, node string, rc uint32)
+	// VerifyCred checks a job credential's signature.
+	VerifyCred(body []byte, sig string) bool
+}
+
+// Caller sends a message to one of srun's ports (the edge signs it).
+type Caller interface {
+	Call(ctx context.Context, to netip.AddrPort, version, msgType uint16, body []byte, forUID uint32, reply bool) (uint32, error)
+}
+
+// Request is one message to a node.
+type Request struct {
+	Version, MsgType uint16
+	UID, GID         uint32
+	Peer             netip.Addr // srun's host: its ports are there
+	Body             []byte
+}
+
+// Reply is the node's answer (RESPONSE_SLURM_RC with Body's code).
+type Reply struct {
+	MsgType uint16
+	Body    []byte
+}
+
+func rc(code uint32) Reply {
+	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{byte(code >> 24), byte(code >> 16), byte(code >> 8), byte(code)}}
+}
+
+// slurmd's error codes (slurm_errno.h).
+const (
+	esInvalidJobCredential = 4004 // ESLURMD_INVALID_JOB_CREDENTIAL
+	esCredentialExpired    = 4007 // ESLURMD_CREDENTIAL_EXPIRED
+	esExecveFailed         = 4020 // ESLURMD_EXECVE_FAILED
+)
+
+// credTTL: a credential older than this is refused (slurmd's cred_expire).
+const credTTL = 120 * time.Second
+
+// Service is every node's stand-in.
+type Service struct {
+	Ctl      Controller
+	Exec     translate.StepExecutor
+	Call     Caller
+	Log      *log.Logger
+	SlurmUID uint32
+
+	mu    sync.Mutex
+	steps map[stepKey]*nodeStep
+	used  map[string]time.Time // credential signature + node: launched (replays)
+}
+
+type stepKey struct {
+	job, step uint32
+	node      string
+}
+
+// nodeStep is a step's tasks on one node.
+type nodeStep struct {
+	tasks []*task
+}
+
+type task struct {
+	gtid, ltid uint32
+	proc       translate.TaskProc
+}
+
+func (s *Service) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log.Printf(format, args...)
+	}
+}
+
+// Handle answers a message to node (the node whose listener got it).
+func (s *Service) Handle(node string, req *Request) Reply {
+	switch req.MsgType {
+	case codec.REQUEST_LAUNCH_TASKS:
+		return s.launch(node, req)
+	case codec.REQUEST_SIGNAL_TASKS, codec.REQUEST_TERMINATE_TASKS:
+		var m codec.SignalTasksRequest
+		r := codec.NewReader(req.Body)
+		if err := m.Decode(&r, req.Version); err != nil {
+			return rc(codec.CodeOf(err))
+		}
+		sig := int(m.Signal)
+		if req.MsgType == codec.REQUEST_TERMINATE_TASKS || sig == 0 {
+			sig = 9
+		}
+		if !s.signal(stepKey{m.StepID.JobID, m.StepID.StepID, node}, sig, req.UID) {
+			return rc(codec.ESLURM_INVALID_JOB_ID)
+		}
+		return rc(codec.SLURM_SUCCESS)
+	case codec.REQUEST_PING:
+		return rc(codec.SLURM_SUCCESS)
+	}
+	return rc(codec.ESLURM_NOT_SUPPORTED)
+}
+
+// SignalStep sends sig to every task of a step, on every node.
+func (s *Service) SignalStep(jobID, stepID uint32, sig int) bool {
+	s.mu.Lock()
+	var found []*nodeStep
+	for k, ns := range s.steps {
+		if k.job == jobID && k.step == stepID {
+			found = append(found, ns)
+		}
+	}
+	s.mu.Unlock()
+	for _, ns := range found {
+		for _, t := range ns.tasks {
+			if t.proc != nil {
+				_ = t.proc.Signal(sig)
+			}
+		}
+	}
+	return len(found) > 0
+}
+
+func (s *Service) signal(k stepKey, sig int, uid uint32) bool {
+	s.mu.Lock()
+	ns := s.steps[k]
+	s.mu.Unlock()
+	if ns == nil {
+		return false
+	}
+	for _, t := range ns.tasks {
+		if t.proc != nil {
+			_ = t.proc.Signal(sig)
+		}
+	}
+	return true
+}
+
+// launch handles REQUEST_LAUNCH_TASKS: checked now and answered; the
+// tasks are started, their I/O relayed and their exits reported after.
+func (s *Service) launch(node string, req *Request) Reply {
+	var m codec.LaunchTasksRequest
+	r := codec.NewReader(req.Body)
+	if err := m.Decode(&r, req.Version); err != nil {
+		s.logf("node %s: undecodable launch from uid %d at %v: %v", node, req.UID, req.Peer, err)
+		return rc(codec.CodeOf(err))
+	}
+	job, stepID := m.StepID.JobID, m.StepID.StepID
+	refuse := func(code uint32, format string, args ...any) Reply {
+		s.logf("node %s: launch of step %d.%d from uid %d at %v refused: %s", node, job, stepID, req.UID, req.Peer, fmt.Sprintf(format, args...))
+		return rc(code)
+	}
+	cr := &m.Cred
+	nodes := expand(m.CompleteNodelist)
+	idx := indexOf(nodes, node)
+	switch {
+	case idx < 0:
+		return refuse(codec.ESLURM_INVALID_NODE_NAME, "node not in the step's node list %q", m.CompleteNodelist)
+	case !s.Ctl.VerifyCred(m.CredBody, cr.Signature):
+		return refuse(esInvalidJobCredential, "Security violation: the job credential's signature is not this server's")
+	case time.Since(time.Unix(cr.CTime, 0)) > credTTL:
+		return refuse(esCredentialExpired, "job credential expired")
+	case cr.StepID.JobID != job || cr.StepID.StepID != stepID:
+		return refuse(esInvalidJobCredential, "credential for step %d.%d", cr.StepID.JobID, cr.StepID.StepID)
+	case req.UID != cr.UID && req.UID != 0 && req.UID != s.SlurmUID:
+		return refuse(codec.ESLURM_USER_ID_MISSING, "Security violation: uid %d launching for uid %d", req.UID, cr.UID)
+	case indexOf(expand(cr.StepHostlist), node) < 0:
+		return refuse(esInvalidJobCredential, "node not in the credential's step hosts %q", cr.StepHostlist)
+	case idx >= len(m.GlobalTaskIDs) || len(m.IOPorts) == 0 || len(m.RespPorts) == 0:
+		return refuse(codec.EINVAL, "no tasks, I/O or response port for node index %d", idx)
+	case m.Flags&codec.LaunchPTY != 0:
+		return refuse(codec.ESLURM_NOT_SUPPORTED, "--pty is not supported yet")
+	case m.OFName != "" || m.EFName != "" || m.IFName != "":
+		return refuse(codec.ESLURM_NOT_SUPPORTED, "--output/--error/--input files for steps are not supported yet")
+	case m.Flags&codec.LaunchMultiProg != 0:
+		return refuse(codec.ESLURM_NOT_SUPPORTED, "--multi-prog is not supported yet")
+	}
+	sid, stepNodes, tids, ok := s.Ctl.StepOf(job, stepID)
+	if !ok {
+		return refuse(codec.ESLURM_INVALID_JOB_ID, "no such live step")
+	}
+	if indexOf(stepNodes, node) != idx || idx >= len(tids) || !sameIDs(tids[idx], m.GlobalTaskIDs[idx]) {
+		return refuse(esInvalidJobCredential, "tasks %v on node %s are not the step's layout", m.GlobalTaskIDs[idx], node)
+	}
+	replay := cr.Signature + "\x00" + node
+	s.mu.Lock()
+	if s.steps == nil {
+		s.steps, s.used = map[stepKey]*nodeStep{}, map[string]time.Time{}
+	}
+	for k, at := range s.used {
+		if time.Since(at) > 2*credTTL {
+			delete(s.used, k)
+		}
+	}
+	if _, seen := s.used[replay]; seen {
+		s.mu.Unlock()
+		return refuse(esInvalidJobCredential, "Security violation: replayed job credential")
+	}
+	s.used[replay] = time.Now()
+	key := stepKey{job, stepID, node}
+	ns := &nodeStep{}
+	s.steps[key] = ns
+	s.mu.Unlock()
+	go s.run(key, ns, sid, &m, idx, req)
+	return rc(codec.SLURM_SUCCESS)
+}
+
+// run starts the node's tasks of the step and relays them to srun.
+func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *codec.LaunchTasksRequest, idx int, req *Request) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.steps, key)
+		s.mu.Unlock()
+	}()
+	v := req.Version
+	uid := m.Cred.UID
+	gtids := m.GlobalTaskIDs[idx]
+	ioPort := m.IOPorts[idx%len(m.IOPorts)]
+	respTo := netip.AddrPortFrom(req.Peer, m.RespPorts[idx%len(m.RespPorts)])
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", netip.AddrPortFrom(req.Peer, ioPort).String())
+	cancel()
+	if err != nil {
+		s.logf("node %s: step %d.%d: srun's I/O port %v: %v", key.node, key.job, key.step, ioPort, err)
+		s.launchFailed(key, m, gtids, respTo, v, uid, esExecveFailed)
+		return
+	}
+	defer conn.Close()
+	out := &ioWriter{c: conn}
+	n := uint32(len(gtids))
+	init := codec.IOInitMsg{Version: v, NodeID: uint32(idx), StdoutObjs: n, StderrObjs: n, IOKey: []byte(m.Cred.Signature)}
+	if _, err := conn.Write(codec.AppendIOInitMsg(nil, &init)); err != nil {
+		s.logf("node %s: step %d.%d: I/O init: %v", key.node, key.job, key.step, err)
+		s.launchFailed(key, m, gtids, respTo, v, uid, esExecveFailed)
+		return
+	}
+	// Start the tasks.
+	type started struct {
+		t                *task
+		stdin            *os.File
+		outDone, errDone chan struct{}
+	}
+	var all []*started
+	var pids []uint32
+	failed := uint32(0)
+	for l, g := range gtids {
+		inR, inW, _ := os.Pipe()
+		outR, outW, _ := os.Pipe()
+		errR, errW, _ := os.Pipe()
+		t := &task{gtid: g, ltid: uint32(l)}
+		env := taskEnv(m, key.node, idx, g, uint32(l), gtids, req.Peer)
+		p, err := s.Exec.ExecTask(context.Background(), sid, &translate.StepTask{
+			Node: key.node, Argv: m.Argv, Env: env, Cwd: m.Cwd, UID: m.Cred.UID, GID: m.Cred.GID,
+			Groups: m.Cred.GIDs, Stdin: inR, Stdout: outW, Stderr: errW,
+		})
+		inR.Close()
+		outW.Close()
+		errW.Close()
+		if err != nil {
+			inW.Close()
+			outR.Close()
+			errR.Close()
+			s.logf("node %s: step %d.%d task %d: %v", key.node, key.job, key.step, g, err)
+			failed = esExecveFailed
+			break
+		}
+		t.proc = p
+		st := &started{t: t, stdin: inW, outDone: make(chan struct{}), errDone: make(chan struct{})}
+		go out.relay(outR, codec.IOStdout, uint16(g), uint16(l), st.outDone)
+		go out.relay(errR, codec.IOStderr, uint16(g), uint16(l), st.errDone)
+		all = append(all, st)
+		pids = append(pids, uint32(max(p.PID(), 0)))
+	}
+	s.mu.Lock()
+	for _, st := range all {
+		ns.tasks = append(ns.tasks, st.t)
+	}
+	s.mu.Unlock()
+	if failed != 0 {
+		for _, st := range all {
+			_ = st.t.proc.Signal(9)
+		}
+		s.launchFailed(key, m, gtids, respTo, v, uid, failed)
+		return
+	}
+	resp := codec.LaunchTasksResponse{StepID: m.StepID, ReturnCode: 0, NodeName: key.node, LocalPIDs: pids, TaskIDs: gtids}
+	var w codec.Writer
+	resp.Encode(&w, v)
+	s.send(respTo, v, codec.RESPONSE_LAUNCH_TASKS, w.B, uid, key)
+	// srun's stdin and connection tests.
+	stdins := make(map[uint32]*os.File, len(all))
+	for _, st := range all {
+		stdins[st.t.gtid] = st.stdin
+	}
+	go out.readStdin(conn, stdins)
+	// Each task's exit, once its output is through.
+	var maxRC uint32
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, st := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _ := st.t.proc.Wait()
+			<-st.outDone
+			<-st.errDone
+			mu.Lock()
+			maxRC = max(maxRC, status)
+			mu.Unlock()
+			exit := codec.TaskExitMsg{ReturnCode: status, TaskIDs: []uint32{st.t.gtid}, StepID: m.StepID}
+			var w codec.Writer
+			exit.Encode(&w, v)
+			s.send(respTo, v, codec.MESSAGE_TASK_EXIT, w.B, uid, key)
+		}()
+	}
+	wg.Wait()
+	out.mu.Lock()
+	out.closed = true
+	out.mu.Unlock()
+	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC)
+}
+
+// launchFailed tells srun that the node's tasks could not start.
+func (s *Service) launchFailed(key stepKey, m *codec.LaunchTasksRequest, gtids []uint32, to netip.AddrPort, v uint16, uid, code uint32) {
+	resp := codec.LaunchTasksResponse{StepID: m.StepID, ReturnCode: code, NodeName: key.node,
+		LocalPIDs: make([]uint32, len(gtids)), TaskIDs: gtids}
+	var w codec.Writer
+	resp.Encode(&w, v)
+	s.send(to, v, codec.RESPONSE_LAUNCH_TASKS, w.B, uid, key)
+	s.Ctl.StepNodeDone(key.job, key.step, key.node, code)
+}
+
+func (s *Service) send(to netip.AddrPort, v, msgType uint16, body []byte, uid uint32, key stepKey) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := s.Call.Call(ctx, to, v, msgType, body, uid, true); err != nil {
+		s.logf("node %s: step %d.%d: %s to srun at %v: %v", key.node, key.job, key.step, codec.MsgTypeName(msgType), to, err)
+	}
+}
+
+// taskEnv is the task's environment: srun's, plus what slurmd and
+// slurmstepd set for each task.
+func taskEnv(m *codec.LaunchTasksRequest, node string, nodeID int, gtid, ltid uint32, gtids []uint32, srunHost netip.Addr) []string {
+	ids := make([]string, len(gtids))
+	for i, g := range gtids {
+		ids[i] = strconv.FormatUint(uint64(g), 10)
+	}
+	set := map[string]string{
+		"SLURM_PROCID":                strconv.FormatUint(uint64(gtid), 10),
+		"SLURM_LOCALID":               strconv.FormatUint(uint64(ltid), 10),
+		"SLURM_NODEID":                strconv.Itoa(nodeID),
+		"SLURM_GTIDS":                 strings.Join(ids, ","),
+		"SLURMD_NODENAME":             node,
+		"SLURM_TOPOLOGY_ADDR":         node,
+		"SLURM_TOPOLOGY_ADDR_PATTERN": "node",
+		"SLURM_SRUN_COMM_HOST":        srunHost.String(),
+		"SLURM_LAUNCH_NODE_IPADDR":    srunHost.String(),
+		"SLURM_JOB_UID":               strconv.FormatUint(uint64(m.Cred.UID), 10),
+		"SLURM_JOB_GID":               strconv.FormatUint(uint64(m.Cred.GID), 10),
+		"SLURM_JOB_USER":              m.Cred.UserName,
+		"SLURM_CPUS_ON_NODE":          strconv.Itoa(max(len(gtids), 1)),
+	}
+	out := make([]string, 0, len(m.Env)+len(set))
+	for _, kv := range m.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ours := set[k]; !ours {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// ioWriter writes I/O frames to srun, one at a time.
+type ioWriter struct {
+	mu     sync.Mutex
+	c      net.Conn
+	closed bool
+	broken bool
+}
+
+func (w *ioWriter) frame(typ, gtid, ltid uint16, p []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken {
+		return
+	}
+	b := codec.AppendIOHeader(make([]byte, 0, codec.IOHeaderLen+len(p)), codec.IOHeader{Type: typ, GTaskID: gtid, LTaskID: ltid, Length: uint32(len(p))})
+	b = append(b, p...)
+	if _, err := w.c.Write(b); err != nil {
+		w.broken = true
+	}
+}
+
+// relay sends what r gives as frames of typ (at most IOMaxPayload each),
+// then the stream's EOF frame.
+func (w *ioWriter) relay(r *os.File, typ uint16, gtid, ltid uint16, done chan struct{}) {
+	defer close(done)
+	defer r.Close()
+	buf := make([]byte, codec.IOMaxPayload)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			w.frame(typ, gtid, ltid, buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	w.frame(typ, gtid, ltid, nil)
+}
+
+// readStdin routes srun's stdin frames to the tasks and answers its
+// connection tests, until srun closes the stream.
+func (w *ioWriter) readStdin(c net.Conn, stdins map[uint32]*os.File) {
+	defer func() {
+		for _, f := range stdins {
+			f.Close()
+		}
+	}()
+	hdr := make([]byte, codec.IOHeaderLen)
+	for {
+		if _, err := io.ReadFull(c, hdr); err != nil {
+			return
+		}
+		h, err := codec.DecodeIOHeader(hdr)
+		if err != nil || h.Length > 1<<20 {
+			return
+		}
+		p := make([]byte, h.Length)
+		if _, err := io.ReadFull(c, p); err != nil {
+			return
+		}
+		switch h.Type {
+		case codec.IOConnectionTest:
+			w.frame(codec.IOConnectionTest, 0, 0, nil)
+		case codec.IOAllStdin:
+			for g, f := range stdins {
+				if h.Length == 0 {
+					f.Close()
+					delete(stdins, g)
+				} else if _, err := f.Write(p); err != nil && !errors.Is(err, os.ErrClosed) {
+					f.Close()
+					delete(stdins, g)
+				}
+			}
+		case codec.IOStdin:
+			if f := stdins[uint32(h.GTaskID)]; f != nil {
+				if h.Length == 0 {
+					f.Close()
+					delete(stdins, uint32(h.GTaskID))
+				} else {
+					_, _ = f.Write(p)
+				}
+			}
+		}
+	}
+}
+
+func expand(expr string) []string {
+	if expr == "" {
+		return nil
+	}
+	names, err := hostlistExpand(expr)
+	if err != nil {
+		return nil
+	}
+	return names
+}
+
+func indexOf(l []string, s string) int {
+	for i, x := range l {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func sameIDs(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func hostlistExpand(expr string) ([]string, error) { return hostlist.Expand(expr) }
