@@ -202,13 +202,6 @@ func (s *Service) launch(node string, req *Request) Reply {
 	case m.Flags&codec.LaunchMultiProg != 0:
 		return refuse(codec.ESLURM_NOT_SUPPORTED, "--multi-prog is not supported yet")
 	}
-	sid, stepNodes, tids, ok := s.Ctl.StepOf(job, stepID)
-	if !ok {
-		return refuse(codec.ESLURM_INVALID_JOB_ID, "no such live step")
-	}
-	if indexOf(stepNodes, node) != idx || idx >= len(tids) || !sameIDs(tids[idx], m.GlobalTaskIDs[idx]) {
-		return refuse(esInvalidJobCredential, "tasks %v on node %s are not the step's layout", m.GlobalTaskIDs[idx], node)
-	}
 	replay := cr.Signature + "\x00" + node
 	s.mu.Lock()
 	if s.steps == nil {
@@ -224,6 +217,15 @@ func (s *Service) launch(node string, req *Request) Reply {
 		return refuse(esInvalidJobCredential, "Security violation: replayed job credential")
 	}
 	s.used[replay] = time.Now()
+	s.mu.Unlock()
+	sid, stepNodes, tids, ok := s.Ctl.StepOf(job, stepID)
+	if !ok {
+		return refuse(codec.ESLURM_INVALID_JOB_ID, "no such live step")
+	}
+	if indexOf(stepNodes, node) != idx || idx >= len(tids) || !sameIDs(tids[idx], m.GlobalTaskIDs[idx]) {
+		return refuse(esInvalidJobCredential, "tasks %v on node %s are not the step's layout", m.GlobalTaskIDs[idx], node)
+	}
+	s.mu.Lock()
 	key := stepKey{job, stepID, node}
 	ns := &nodeStep{}
 	s.steps[key] = ns
