@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/cloudflare/circl v1.6.5
+	github.com/creack/pty v1.1.24
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/stretchr/testify v1.12.1

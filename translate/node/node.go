@@ -195,8 +195,6 @@ func (s *Service) launch(node string, req *Request) Reply {
 		return refuse(esInvalidJobCredential, "node not in the credential's step hosts %q", cr.StepHostlist)
 	case idx >= len(m.GlobalTaskIDs) || len(m.IOPorts) == 0 || len(m.RespPorts) == 0:
 		return refuse(codec.EINVAL, "no tasks, I/O or response port for node index %d", idx)
-	case m.Flags&codec.LaunchPTY != 0:
-		return refuse(codec.ESLURM_NOT_SUPPORTED, "--pty is not supported yet")
 	case m.OFName != "" || m.EFName != "" || m.IFName != "":
 		return refuse(codec.ESLURM_NOT_SUPPORTED, "--output/--error/--input files for steps are not supported yet")
 	case m.Flags&codec.LaunchMultiProg != 0:
@@ -257,7 +255,16 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	defer conn.Close()
 	out := &ioWriter{c: conn}
 	n := uint32(len(gtids))
+	usePTY := m.Flags&codec.LaunchPTY != 0
 	init := codec.IOInitMsg{Version: v, NodeID: uint32(idx), StdoutObjs: n, StderrObjs: n, IOKey: []byte(m.Cred.Signature)}
+	if usePTY {
+		// Task 0 alone has the terminal, stdout and stderr merged;
+		// the others have /dev/null (as slurmstepd).
+		init.StdoutObjs, init.StderrObjs = 0, 0
+		if indexOfID(gtids, 0) >= 0 {
+			init.StdoutObjs = 1
+		}
+	}
 	if _, err := conn.Write(codec.AppendIOInitMsg(nil, &init)); err != nil {
 		s.logf("node %s: step %d.%d: I/O init: %v", key.node, key.job, key.step, err)
 		s.launchFailed(key, m, gtids, respTo, v, uid, esExecveFailed)
@@ -267,36 +274,69 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	type started struct {
 		t                *task
 		stdin            *os.File
+		pty              *os.File // the terminal's master (srun --pty, task 0)
 		outDone, errDone chan struct{}
 	}
 	var all []*started
 	var pids []uint32
 	failed := uint32(0)
 	for l, g := range gtids {
-		inR, inW, _ := os.Pipe()
-		outR, outW, _ := os.Pipe()
-		errR, errW, _ := os.Pipe()
 		t := &task{gtid: g, ltid: uint32(l)}
 		env := taskEnv(m, key.node, idx, g, uint32(l), gtids, req.Peer)
-		p, err := s.Exec.ExecTask(context.Background(), sid, &translate.StepTask{
-			Node: key.node, Argv: m.Argv, Env: env, Cwd: m.Cwd, UID: m.Cred.UID, GID: m.Cred.GID,
-			Groups: m.Cred.GIDs, Stdin: inR, Stdout: outW, Stderr: errW,
-		})
-		inR.Close()
-		outW.Close()
-		errW.Close()
+		st := &started{t: t, outDone: make(chan struct{}), errDone: make(chan struct{})}
+		spec := &translate.StepTask{Node: key.node, Argv: m.Argv, Env: env, Cwd: m.Cwd, UID: m.Cred.UID, GID: m.Cred.GID, Groups: m.Cred.GIDs}
+		var closeAfter []*os.File
+		var relayOut, relayErr *os.File
+		switch {
+		case usePTY && g == 0:
+			master, tty, err := openPTY(env)
+			if err != nil {
+				s.logf("node %s: step %d.%d: pty: %v", key.node, key.job, key.step, err)
+				failed = esExecveFailed
+			} else {
+				spec.Stdin, spec.Stdout, spec.Stderr, spec.PTY = tty, tty, tty, true
+				closeAfter = append(closeAfter, tty)
+				relayOut, st.stdin, st.pty = master, master, master
+				close(st.errDone)
+			}
+		case usePTY:
+			close(st.outDone)
+			close(st.errDone)
+		default:
+			inR, inW, _ := os.Pipe()
+			outR, outW, _ := os.Pipe()
+			errR, errW, _ := os.Pipe()
+			spec.Stdin, spec.Stdout, spec.Stderr = inR, outW, errW
+			closeAfter = append(closeAfter, inR, outW, errW)
+			st.stdin, relayOut, relayErr = inW, outR, errR
+		}
+		if failed != 0 {
+			break
+		}
+		p, err := s.Exec.ExecTask(context.Background(), sid, spec)
+		for _, f := range closeAfter {
+			f.Close()
+		}
 		if err != nil {
-			inW.Close()
-			outR.Close()
-			errR.Close()
+			for _, f := range []*os.File{st.stdin, relayOut, relayErr} {
+				if f != nil {
+					f.Close()
+				}
+			}
 			s.logf("node %s: step %d.%d task %d: %v", key.node, key.job, key.step, g, err)
 			failed = esExecveFailed
 			break
 		}
 		t.proc = p
-		st := &started{t: t, stdin: inW, outDone: make(chan struct{}), errDone: make(chan struct{})}
-		go out.relay(outR, codec.IOStdout, uint16(g), uint16(l), st.outDone)
-		go out.relay(errR, codec.IOStderr, uint16(g), uint16(l), st.errDone)
+		if relayOut != nil {
+			go out.relay(relayOut, codec.IOStdout, uint16(g), uint16(l), st.outDone)
+		}
+		if relayErr != nil {
+			go out.relay(relayErr, codec.IOStderr, uint16(g), uint16(l), st.errDone)
+		}
+		if st.pty != nil {
+			go s.windowSizes(req.Peer, env, st.pty)
+		}
 		all = append(all, st)
 		pids = append(pids, uint32(max(p.PID(), 0)))
 	}
@@ -319,7 +359,9 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	// srun's stdin and connection tests.
 	stdins := make(map[uint32]*os.File, len(all))
 	for _, st := range all {
-		stdins[st.t.gtid] = st.stdin
+		if st.stdin != nil {
+			stdins[st.t.gtid] = st.stdin
+		}
 	}
 	go out.readStdin(conn, stdins)
 	// Each task's exit, once its output is through.
