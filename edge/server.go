@@ -86,10 +86,14 @@ type Server struct {
 
 type connState struct {
 	opened time.Time
-	done   atomic.Bool  // answered (or refused): ignore further input
-	doneAt atomic.Int64 // monoNow() when answered
-	lowat  int          // SO_RCVLOWAT last set (event-loop goroutine only)
-	wakes  int          // OnTraffic calls (event-loop goroutine only; tests)
+	done   atomic.Bool // answered (or refused): ignore further input
+	// working: its request is with a worker (a slow RPC may take
+	// seconds: an allocation waiting for its session, an engine call);
+	// the sweeper leaves it open until the reply is written.
+	working atomic.Bool
+	doneAt  atomic.Int64 // monoNow() when answered
+	lowat   int          // SO_RCVLOWAT last set (event-loop goroutine only)
+	wakes   int          // OnTraffic calls (event-loop goroutine only; tests)
 }
 
 // monoNow is the monotonic clock in nanoseconds since the process
@@ -297,6 +301,12 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	var victims, flushed []gnet.Conn
 	s.mu.Lock()
 	for c, st := range s.conns {
+		if st.working.Load() {
+			if now.Sub(st.opened) > 10*s.cfg.IdleTimeout {
+				victims = append(victims, c) // a worker that never answers
+			}
+			continue
+		}
 		if st.done.Load() {
 			switch since := time.Duration(monoNow() - st.doneAt.Load()); {
 			case since > s.cfg.DoneTimeout:
@@ -421,9 +431,11 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	_, _ = c.Discard(n + 4)
 	st.done.Store(true)
 	st.doneAt.Store(monoNow())
+	st.working.Store(true)
 	select {
 	case s.work <- &job{c: c, req: req, start: start}:
 	default:
+		st.working.Store(false)
 		s.logf("worker queue full; telling %s to back off", c.RemoteAddr())
 		return s.finish(c, st, s.frame(nil, &req, RC(codec.SLURMCTLD_COMMUNICATIONS_BACKOFF)))
 	}
@@ -441,6 +453,7 @@ func (s *Server) worker() {
 			s.stats.Record(req.MsgType, req.UID, time.Since(start))
 			if st, _ := c.Context().(*connState); st != nil {
 				st.doneAt.Store(monoNow())
+				st.working.Store(false)
 			}
 			if c.OutboundBuffered() == 0 {
 				_ = c.Close()

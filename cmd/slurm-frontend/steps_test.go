@@ -113,3 +113,59 @@ func TestSrunInBatch(t *testing.T) {
 	ru.mustRun("24.11", "scancel", fmt.Sprint(id))
 	waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "CANCELLED" })
 }
+
+// smallCluster has one node of two CPUs: a second allocation waits.
+const smallCluster = `ClusterName=small
+KillWait=2
+NodeName=s1 NodeAddr=127.0.0.1 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN
+PartitionName=p Nodes=s1 Default=YES MaxTime=INFINITE State=UP
+`
+
+// TestSallocPending: salloc waiting for capacity says so, and gets its
+// allocation (pushed to its port) once the job holding the node ends;
+// scancel of a step (J.S) ends that step's tasks, not the job.
+func TestSallocPending(t *testing.T) {
+	f := newFrontend(t, smallCluster)
+	idRe := regexp.MustCompile(`Granted job allocation (\d+)`)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			dir, ru := slurmDir(t, f, "pending-")
+			sub := ru.mustRun(rel, "sbatch", "-n", "2", "--mem=100M", "-o", "/dev/null", "--wrap", "sleep 8")
+			holder := atoi(submittedRe.FindStringSubmatch(sub)[1])
+			waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[holder].state == "RUNNING" })
+			out, errs, code := ru.run(rel, "salloc", "-n", "2", "--mem=100M", "sh", "-c", "echo got-$SLURM_JOB_ID")
+			if code != 0 || !strings.Contains(errs, "queued and waiting for resources") {
+				t.Fatalf("salloc: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 20))
+			}
+			m := idRe.FindStringSubmatch(errs)
+			if m == nil || !strings.Contains(out, "got-"+m[1]) {
+				t.Fatalf("salloc: %q %q", out, errs)
+			}
+			rows := waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[atoi(m[1])].state == "COMPLETED" })
+			if rows[holder].state != "COMPLETED" {
+				t.Errorf("the job that held the node: %s", rows[holder].state)
+			}
+		})
+	}
+	// A step cancelled by its id: its tasks end (srun 137), the job's
+	// other work goes on.
+	dir, ru := slurmDir(t, f, "stepcancel-")
+	script := filepath.Join(dir, "s.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nsrun -J stepper sleep 100\necho srun-exit-$?\nsleep 1\n"), 0o755)
+	os.Chown(script, 64030, 64030)
+	out := filepath.Join(dir, "out")
+	sub := ru.mustRun("22.05", "sbatch", "-o", out, script)
+	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, _, _ := ru.run("24.11", "squeue", "-h", "-s", "-o", "%i %j"); strings.Contains(s, fmt.Sprintf("%d.0 stepper", id)) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ru.mustRun("26.05", "scancel", fmt.Sprintf("%d.0", id))
+	waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "srun-exit-137") {
+		t.Errorf("after scancel %d.0 the job's output is %q, want srun-exit-137", id, b)
+	}
+}
