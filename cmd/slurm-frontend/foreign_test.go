@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -188,4 +189,22 @@ func TestBackendAIGPUShares(t *testing.T) {
 			t.Errorf("sbatch --gres=%s: exit %d %q, want %q", c.gres, code, errs, c.want)
 		}
 	}
+}
+
+// TestBackendAIInteractive: salloc on Backend.AI holds a session for the
+// allocation; a step (srun) there is refused up front with a clear
+// error, not run with other semantics or left hanging: the manager's
+// streaming API is not wired to the node stand-ins yet.
+func TestBackendAIInteractive(t *testing.T) {
+	_, f := baiFrontend(t, nil, "")
+	dir, ru := slurmDir(t, f, "bai-salloc-")
+	out, errs, code := ru.run("24.11", "salloc", "-n", "1", "--mem=2G", "sh", "-c", "echo in-$SLURM_JOB_ID; srun true; echo srun-$?")
+	if code != 0 || !strings.Contains(errs, "Granted job allocation") || !strings.Contains(out, "srun-1") {
+		t.Fatalf("salloc on Backend.AI: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 20))
+	}
+	if !strings.Contains(errs, "Unable to create step") || !strings.Contains(errs, "not supported") {
+		t.Errorf("srun in a Backend.AI allocation: %q, want a refusal naming what is missing", errs)
+	}
+	id := atoi(regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(errs)[1])
+	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
 }
