@@ -378,6 +378,12 @@ type StepTask struct {
 	// controlling terminal (and Stdout, Stderr the same terminal).
 	Stdin, Stdout, Stderr *os.File
 	PTY                   bool
+	// OutPath, ErrPath, InPath are files the task's stdout, stderr and
+	// stdin are instead (srun --output/--error/--input FILE, patterns
+	// already expanded), opened by the task itself once it is the user,
+	// relative to its directory; AppendOut: --open-mode=append.
+	OutPath, ErrPath, InPath string
+	AppendOut                bool
 }
 
 // TaskProc is a started task.

@@ -1547,6 +1547,11 @@ func TestFaultShimKilled(t *testing.T) {
 		}
 		s := shimOf(id)
 		cgroups := jobCgroups(s.dir)
+		// RUNNING is reported once the script is started; its sleep
+		// follows a moment later.
+		for end := time.Now().Add(10 * time.Second); len(procsWith("sleep", strconv.Itoa(marker))) != 1 && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if len(procsWith("sleep", strconv.Itoa(marker))) != 1 {
 			t.Fatalf("job %d: no 'sleep %d' process", id, marker)
 		}

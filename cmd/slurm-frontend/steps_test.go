@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -42,10 +43,29 @@ func TestSrun(t *testing.T) {
 				t.Errorf("srun sh -c 'exit 5': exit %d, stderr %q", code, errs)
 			}
 			if job > 0 {
-				rows := waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool {
-					return rows[job].state == "COMPLETED"
-				})
-				_ = rows
+				waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[job].state == "COMPLETED" })
+			}
+			// --output/--error patterns: files opened by each task as
+			// the user, from its directory.
+			out = ru.mustRun(rel, "srun", "-n", "2", "--output=o-%j-%t.txt", "--error=e-%t.txt", "sh", "-c", "echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2")
+			if out != "" {
+				t.Errorf("srun --output=FILE printed %q", out)
+			}
+			for task := range 2 {
+				matches, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("o-*-%d.txt", task)))
+				if len(matches) != 1 {
+					t.Errorf("task %d: output files %v", task, matches)
+					continue
+				}
+				b, _ := os.ReadFile(matches[0])
+				e, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("e-%d.txt", task)))
+				if string(b) != fmt.Sprintf("out %d\n", task) || string(e) != fmt.Sprintf("err %d\n", task) {
+					t.Errorf("task %d: stdout file %q, stderr file %q", task, b, e)
+				}
+				var st syscall.Stat_t
+				if syscall.Stat(matches[0], &st) == nil && st.Uid != 64030 {
+					t.Errorf("task %d's output file belongs to uid %d", task, st.Uid)
+				}
 			}
 		})
 	}

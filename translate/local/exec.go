@@ -710,10 +710,59 @@ func (x *executor) create(spec translate.SessionSpec) (translate.SessionID, erro
 	return s.id, nil
 }
 
+// destroy ends a session. It returns once no script of the session can
+// start any more (the cancel is acknowledged after it): a placed session
+// whose shim has not started the script yet is waited for (the shim sees
+// the request and ends it, or has started the script just before), and
+// a running one's processes get the signal from here at once, as well as
+// from its shim (which a loaded machine may hold up for seconds, while
+// the script would go on).
 func (x *executor) destroy(id translate.SessionID, forced bool) error {
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	s := x.sessions[id]
+	err := x.destroyLocked(s, forced)
+	var pid int
+	var start uint64
+	if s != nil {
+		pid, start = s.shimPID, s.shimStart
+	}
+	x.mu.Unlock()
+	if err != nil || s == nil || pid == 0 {
+		return err
+	}
+	status := func() translate.SessionStatus {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		return s.status
+	}
+	started := func() bool { return exists(filepath.Join(s.dir, fRunning)) }
+	for deadline := time.Now().Add(destroyWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if st := status(); st == translate.SessionRunning || st.Terminal() || !alive(pid, start) || started() {
+			break
+		}
+	}
+	if st := status(); !st.Terminal() && alive(pid, start) && (st == translate.SessionRunning || started()) {
+		// The shim's children (the script, steps' tasks) and their
+		// process groups: one read of /proc, where a walk of every
+		// process would cost a storm of cancels dearly.
+		sigs := []syscall.Signal{syscall.SIGCONT, syscall.SIGTERM}
+		if forced {
+			sigs = []syscall.Signal{syscall.SIGKILL}
+		}
+		for _, c := range childPIDs(pid) {
+			for _, sig := range sigs {
+				_ = syscall.Kill(-c, sig)
+				_ = syscall.Kill(c, sig)
+			}
+		}
+	}
+	return nil
+}
+
+// destroyWait bounds how long a destroy waits for a shim to take it.
+const destroyWait = 10 * time.Second
+
+func (x *executor) destroyLocked(s *session, forced bool) error {
 	if s == nil {
 		return ErrNoSession
 	}
@@ -1186,4 +1235,19 @@ func (e *Engine) Close() error {
 		e.x.close()
 	}
 	return nil
+}
+
+// childPIDs lists the children of process pid (its main thread's).
+func childPIDs(pid int) []int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -39,6 +39,10 @@ type taskSpec struct {
 	Cgroups []string `json:"cgroups"` // the job's cgroup directories
 	Rlimits string   `json:"rlimits"` // formatRlimits of the job's
 	Node    string   `json:"node"`
+	Out     string   `json:"out,omitempty"` // files the task opens as the user
+	Err     string   `json:"err,omitempty"`
+	In      string   `json:"in,omitempty"`
+	Append  bool     `json:"append,omitempty"`
 }
 
 // ErrNsenter: the host has no nsenter(1) (util-linux), which steps need.
@@ -81,7 +85,7 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 		return nil, fmt.Errorf("embedded engine: session %s: %w", id, err)
 	}
 	spec := taskSpec{Argv: t.Argv, Env: t.Env, Cwd: t.Cwd, UID: t.UID, GID: t.GID, Groups: t.Groups, PTY: t.PTY,
-		Rlimits: formatRlimits(lr.Spec.Rlimits), Node: t.Node}
+		Rlimits: formatRlimits(lr.Spec.Rlimits), Node: t.Node, Out: t.OutPath, Err: t.ErrPath, In: t.InPath, Append: t.AppendOut}
 	if lr.Cgroup != nil {
 		spec.Cgroups = lr.Cgroup.Dirs
 	}
@@ -255,6 +259,30 @@ func taskMain() error {
 			_ = syscall.Chdir("/tmp")
 		}
 	}
+	// srun --output/--error/--input: opened now, as the user, from
+	// the task's directory, as slurmstepd opens them.
+	for _, f := range []struct {
+		path  string
+		fd    int
+		flags int
+	}{{spec.In, 0, syscall.O_RDONLY}, {spec.Out, 1, syscall.O_WRONLY | syscall.O_CREAT | map[bool]int{true: syscall.O_APPEND, false: syscall.O_TRUNC}[spec.Append]},
+		{spec.Err, 2, syscall.O_WRONLY | syscall.O_CREAT | map[bool]int{true: syscall.O_APPEND, false: syscall.O_TRUNC}[spec.Append]}} {
+		if f.path == "" {
+			continue
+		}
+		if spec.Out == spec.Err && f.fd == 2 {
+			_ = syscall.Dup2(1, 2) // one file for both: one open, shared offset
+			continue
+		}
+		fd, err := syscall.Open(f.path, f.flags|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0o666)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: Could not open %s file %s: %s\n", spec.Node, map[int]string{0: "stdin", 1: "stdout", 2: "stderr"}[f.fd], f.path, strerror(err))
+			os.Exit(1)
+		}
+		_, _ = unixClearNonblock(fd)
+		_ = syscall.Dup2(fd, f.fd)
+		syscall.Close(fd)
+	}
 	path := spec.Argv[0]
 	if !strings.Contains(path, "/") {
 		path = lookPath(path, envValue(spec.Env, "PATH"))
@@ -299,4 +327,18 @@ func ioctlSetCtty(fd int) error {
 		return e
 	}
 	return nil
+}
+
+// unixClearNonblock makes fd blocking again (it was opened non-blocking
+// so that a FIFO planted at the path cannot hold the task).
+func unixClearNonblock(fd int) (int, error) {
+	fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
+	if e != 0 {
+		return 0, e
+	}
+	_, _, e = syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFL, fl&^syscall.O_NONBLOCK)
+	if e != 0 {
+		return 0, e
+	}
+	return 0, nil
 }

@@ -195,8 +195,6 @@ func (s *Service) launch(node string, req *Request) Reply {
 		return refuse(esInvalidJobCredential, "node not in the credential's step hosts %q", cr.StepHostlist)
 	case idx >= len(m.GlobalTaskIDs) || len(m.IOPorts) == 0 || len(m.RespPorts) == 0:
 		return refuse(codec.EINVAL, "no tasks, I/O or response port for node index %d", idx)
-	case m.OFName != "" || m.EFName != "" || m.IFName != "":
-		return refuse(codec.ESLURM_NOT_SUPPORTED, "--output/--error/--input files for steps are not supported yet")
 	case m.Flags&codec.LaunchMultiProg != 0:
 		return refuse(codec.ESLURM_NOT_SUPPORTED, "--multi-prog is not supported yet")
 	}
@@ -257,6 +255,13 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	n := uint32(len(gtids))
 	usePTY := m.Flags&codec.LaunchPTY != 0
 	init := codec.IOInitMsg{Version: v, NodeID: uint32(idx), StdoutObjs: n, StderrObjs: n, IOKey: []byte(m.Cred.Signature)}
+	// --output/--error FILE: those streams go to files, not to srun.
+	if isFile(m.OFName) {
+		init.StdoutObjs = 0
+	}
+	if isFile(m.EFName) {
+		init.StderrObjs = 0
+	}
 	if usePTY {
 		// Task 0 alone has the terminal, stdout and stderr merged;
 		// the others have /dev/null (as slurmstepd).
@@ -303,12 +308,31 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 			close(st.outDone)
 			close(st.errDone)
 		default:
-			inR, inW, _ := os.Pipe()
-			outR, outW, _ := os.Pipe()
-			errR, errW, _ := os.Pipe()
-			spec.Stdin, spec.Stdout, spec.Stderr = inR, outW, errW
-			closeAfter = append(closeAfter, inR, outW, errW)
-			st.stdin, relayOut, relayErr = inW, outR, errR
+			names := fnameVars{job: key.job, step: key.step, task: g, node: uint32(idx), nodeName: key.node, user: m.Cred.UserName, env: m.Env}
+			if isFile(m.IFName) {
+				spec.InPath = names.expand(m.IFName)
+			} else {
+				inR, inW, _ := os.Pipe()
+				spec.Stdin, st.stdin = inR, inW
+				closeAfter = append(closeAfter, inR)
+			}
+			if isFile(m.OFName) {
+				spec.OutPath = names.expand(m.OFName)
+				close(st.outDone)
+			} else {
+				outR, outW, _ := os.Pipe()
+				spec.Stdout, relayOut = outW, outR
+				closeAfter = append(closeAfter, outW)
+			}
+			if isFile(m.EFName) {
+				spec.ErrPath = names.expand(m.EFName)
+				close(st.errDone)
+			} else {
+				errR, errW, _ := os.Pipe()
+				spec.Stderr, relayErr = errW, errR
+				closeAfter = append(closeAfter, errW)
+			}
+			spec.AppendOut = m.OpenMode == 1 // OPEN_MODE_APPEND
 		}
 		if failed != 0 {
 			break
@@ -563,3 +587,80 @@ func sameIDs(a, b []uint32) bool {
 }
 
 func hostlistExpand(expr string) ([]string, error) { return hostlist.Expand(expr) }
+
+// isFile: an --output/--error/--input name the node opens ("" and a bare
+// task number, which srun handles itself, are not).
+func isFile(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// fnameVars expand srun's file name patterns (%j %J %s %t %n %N %u %x %A
+// %a, with an optional zero-padding width) as slurmstepd does.
+type fnameVars struct {
+	job, step, task, node uint32
+	nodeName, user        string
+	env                   []string
+}
+
+func (v fnameVars) expand(pat string) string {
+	var b strings.Builder
+	for i := 0; i < len(pat); i++ {
+		if pat[i] != '%' || i+1 >= len(pat) {
+			b.WriteByte(pat[i])
+			continue
+		}
+		j := i + 1
+		width := 0
+		for j < len(pat) && pat[j] >= '0' && pat[j] <= '9' {
+			width = width*10 + int(pat[j]-'0')
+			j++
+		}
+		if j >= len(pat) {
+			b.WriteString(pat[i:])
+			break
+		}
+		num := func(n uint32) string {
+			s := strconv.FormatUint(uint64(n), 10)
+			for len(s) < min(width, 10) {
+				s = "0" + s
+			}
+			return s
+		}
+		switch pat[j] {
+		case 'j':
+			b.WriteString(num(v.job))
+		case 'J':
+			b.WriteString(num(v.job) + "." + strconv.FormatUint(uint64(v.step), 10))
+		case 's':
+			b.WriteString(num(v.step))
+		case 't':
+			b.WriteString(num(v.task))
+		case 'n':
+			b.WriteString(num(v.node))
+		case 'N':
+			b.WriteString(v.nodeName)
+		case 'u':
+			b.WriteString(v.user)
+		case 'x':
+			b.WriteString(envOf(v.env, "SLURM_JOB_NAME"))
+		case 'A':
+			b.WriteString(envOf(v.env, "SLURM_ARRAY_JOB_ID"))
+		case 'a':
+			b.WriteString(envOf(v.env, "SLURM_ARRAY_TASK_ID"))
+		case '%':
+			b.WriteByte('%')
+		default:
+			b.WriteString(pat[i : j+1])
+		}
+		i = j
+	}
+	return b.String()
+}
