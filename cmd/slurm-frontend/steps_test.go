@@ -38,6 +38,13 @@ func TestSrun(t *testing.T) {
 			if n, _ := fmt.Sscanf(out, "%d %s", &job, &rest); n != 2 || !strings.HasSuffix(strings.TrimSpace(out), " 0 0 1 slurm "+dir) {
 				t.Errorf("srun environment: %q, want JOBID 0 0 1 slurm %s", out, dir)
 			}
+			// Two nodes: one task on each, each told its node.
+			out = ru.mustRun(rel, "srun", "-N", "2", "-n", "2", "sh", "-c", "echo $SLURM_NODEID $SLURMD_NODENAME $SLURM_PROCID $SLURM_STEP_NUM_NODES")
+			lines = strings.Split(strings.TrimSpace(out), "\n")
+			slices.Sort(lines)
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "0 n") || !strings.HasPrefix(lines[1], "1 n") || !strings.HasSuffix(lines[1], " 1 2") {
+				t.Errorf("srun -N 2 -n 2: %q, want node ids 0 and 1 on two nodes", out)
+			}
 			_, errs, code := ru.run(rel, "srun", "sh", "-c", "echo out; echo err >&2; exit 5")
 			if code != 5 || !strings.Contains(errs, "err") {
 				t.Errorf("srun sh -c 'exit 5': exit %d, stderr %q", code, errs)
