@@ -125,6 +125,15 @@ func (s *NodeServer) serve(node string, c net.Conn) {
 		_, _ = c.Write(s.reply(&req, RC(codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR)))
 		return
 	}
+	if f.Forward > 0 {
+		// srun reaches every node itself when TreeWidth covers them
+		// (client-conf writes 65533); a message to forward to others is
+		// refused rather than answered for this node alone, which would
+		// leave srun waiting for the rest.
+		s.logf("node %s: %s from %v asks to forward to %d more nodes: refused (set TreeWidth=65533 in the login nodes' slurm.conf)", node, codec.MsgTypeName(f.MsgType), c.RemoteAddr(), f.Forward)
+		_, _ = c.Write(s.reply(&req, RC(codec.ESLURM_NOT_SUPPORTED)))
+		return
+	}
 	rep := s.h.HandleNode(node, &req)
 	if rep.Drop {
 		return
