@@ -196,3 +196,35 @@ func TestSallocPending(t *testing.T) {
 		t.Errorf("after scancel %d.0 the job's output is %q, want srun-exit-137", id, b)
 	}
 }
+
+// TestSrunForwardRefused: a login node whose slurm.conf has a TreeWidth
+// below the step's node count makes srun ask the first node to forward
+// the launch; the stand-in refuses it (and says what to set) rather than
+// leave srun waiting for the other nodes.
+func TestSrunForwardRefused(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	b, err := os.ReadFile(f.clientConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := filepath.Join(f.dir, "narrow.conf")
+	os.WriteFile(narrow, []byte(strings.Replace(string(b), "TreeWidth=65533", "TreeWidth=1", 1)), 0o644)
+	dir, _ := slurmDir(t, f, "fwd-")
+	r := f.as(t).in(dir).user("slurm")
+	r.conf = narrow
+	start := time.Now()
+	_, errs, code := r.run("24.11", "srun", "-N", "2", "-n", "2", "true")
+	if code == 0 {
+		t.Errorf("srun -N 2 with TreeWidth=1 succeeded: %q", errs)
+	}
+	if d := time.Since(start); d > 45*time.Second {
+		t.Errorf("srun took %v to fail", d)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(f.Logs(), "set TreeWidth=65533") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(f.Logs(), "set TreeWidth=65533") {
+		t.Errorf("the server did not say why it refused: %s", lastLines(f.Logs(), 10))
+	}
+}
