@@ -51,10 +51,10 @@ func allocEnd(r *Reader) error {
 	return nil
 }
 
-// allocCount reads an array count that must fit in what is left at
+// readCount reads an array count that must fit in what is left at
 // minElem bytes an element; NO_VAL fails (Slurm's array readers refuse
 // it).
-func allocCount(r *Reader, minElem int) int {
+func readCount(r *Reader, minElem int) int {
 	n, null := r.Count(minElem)
 	if r.Err == nil && null {
 		r.fail(ErrBadCount)
@@ -65,9 +65,9 @@ func allocCount(r *Reader, minElem int) int {
 	return int(n)
 }
 
-// allocU32s reads a counted u32 array (nil for 0 elements).
-func allocU32s(r *Reader) []uint32 {
-	n := allocCount(r, 4)
+// readU32s reads a counted u32 array (nil for 0 elements).
+func readU32s(r *Reader) []uint32 {
+	n := readCount(r, 4)
 	if n == 0 {
 		return nil
 	}
@@ -78,9 +78,9 @@ func allocU32s(r *Reader) []uint32 {
 	return out
 }
 
-// allocU64s reads a counted u64 array (nil for 0 elements).
-func allocU64s(r *Reader) []uint64 {
-	n := allocCount(r, 8)
+// readU64s reads a counted u64 array (nil for 0 elements).
+func readU64s(r *Reader) []uint64 {
+	n := readCount(r, 8)
 	if n == 0 {
 		return nil
 	}
@@ -91,9 +91,9 @@ func allocU64s(r *Reader) []uint64 {
 	return out
 }
 
-// allocU16s reads a counted u16 array (nil for 0 elements).
-func allocU16s(r *Reader) []uint16 {
-	n := allocCount(r, 2)
+// readU16s reads a counted u16 array (nil for 0 elements).
+func readU16s(r *Reader) []uint16 {
+	n := readCount(r, 2)
 	if n == 0 {
 		return nil
 	}
@@ -274,7 +274,7 @@ func (m *ResourceAllocation) decode(r *Reader, v uint16) {
 	}
 	m.NodeCnt = r.U32()
 	if v < V25_05 && r.U8() != 0 && r.Err == nil {
-		n := allocCount(r, 2)
+		n := readCount(r, 2)
 		if r.Err == nil && uint32(n) != m.NodeCnt {
 			r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "%d node addresses for %d nodes", n, m.NodeCnt))
 		}
@@ -291,11 +291,11 @@ func (m *ResourceAllocation) decode(r *Reader, v uint16) {
 	m.NtasksPerTres = r.U16()
 	m.NtasksPerSocket = r.U16()
 	if groups := r.U32(); groups > 0 && r.Err == nil {
-		m.CPUsPerNode = allocU16s(r)
+		m.CPUsPerNode = readU16s(r)
 		if r.Err == nil && uint32(len(m.CPUsPerNode)) != groups {
 			r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "%d cpus_per_node for %d cpu groups", len(m.CPUsPerNode), groups))
 		}
-		m.CPUCountReps = allocU32s(r)
+		m.CPUCountReps = readU32s(r)
 		if r.Err == nil && uint32(len(m.CPUCountReps)) != groups {
 			r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "%d cpu_count_reps for %d cpu groups", len(m.CPUCountReps), groups))
 		}

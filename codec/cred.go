@@ -220,57 +220,6 @@ func (s *stWr) str(v string) {
 	s.n++
 }
 
-// stCount reads a u32 array count that must fit in the bytes left at
-// elem bytes per element (NO_VAL included: Slurm's array unpackers fail
-// on it too).
-func stCount(r *Reader, elem int) int {
-	n := r.U32()
-	if r.Err != nil {
-		return 0
-	}
-	if uint64(n)*uint64(elem) > uint64(r.Remaining()) {
-		r.fail(ErrBadCount)
-		return 0
-	}
-	return int(n)
-}
-
-func stU16s(r *Reader) []uint16 {
-	n := stCount(r, 2)
-	if n == 0 {
-		return nil
-	}
-	out := make([]uint16, n)
-	for i := range out {
-		out[i] = r.U16()
-	}
-	return out
-}
-
-func stU32s(r *Reader) []uint32 {
-	n := stCount(r, 4)
-	if n == 0 {
-		return nil
-	}
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = r.U32()
-	}
-	return out
-}
-
-func stU64s(r *Reader) []uint64 {
-	n := stCount(r, 8)
-	if n == 0 {
-		return nil
-	}
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = r.U64()
-	}
-	return out
-}
-
 // stBytes copies b (nil for empty input).
 func stBytes(b []byte) []byte {
 	if len(b) == 0 {
@@ -296,7 +245,7 @@ func stSkipBitmaps(r *Reader, n uint32) {
 func stSkipPerBit(r *Reader, n uint32) {
 	for i := uint32(0); i < n && r.Err == nil; i++ {
 		if r.U8() != 0 {
-			k := stCount(r, 8)
+			k := readCount(r, 8)
 			r.take(8 * k)
 		}
 	}
@@ -335,7 +284,7 @@ func readGresList(r *Reader, version uint16, step bool) []byte {
 			r.Bitstr() // node_in_use
 		}
 		if r.U8() != 0 { // gres_cnt_node_alloc
-			n := stCount(r, 8)
+			n := readCount(r, 8)
 			r.take(8 * n)
 		}
 		if r.U8() != 0 { // gres_bit_alloc
@@ -422,7 +371,7 @@ func (c *JobCred) decodeBody(r *Reader, version uint16) {
 	c.Gecos = s.str()
 	c.Dir = s.str()
 	c.Shell = s.str()
-	c.GIDs = stU32s(r)
+	c.GIDs = readU32s(r)
 	c.GroupNames = jcStrArray(r, false)
 	if r.Err == nil && len(c.GroupNames) != 0 && len(c.GroupNames) != len(c.GIDs) {
 		stBadf(r, "job credential: %d group names for %d gids", len(c.GroupNames), len(c.GIDs))
@@ -432,7 +381,7 @@ func (c *JobCred) decodeBody(r *Reader, version uint16) {
 	c.JobCoreSpec = r.U16()
 	c.JobAccount = s.str()
 	if version >= V23_11 {
-		n := stCount(r, 2)
+		n := readCount(r, 2)
 		if n > 0 {
 			c.JobNodeAddrs = make([]WireAddr, n)
 			for i := range c.JobNodeAddrs {
@@ -488,16 +437,16 @@ func (c *JobCred) decodeBody(r *Reader, version uint16) {
 	c.JobCoreBitmap = readHexBits(r)
 	c.StepCoreBitmap = readHexBits(r)
 	if n := r.U16(); n != 0 && r.Err == nil {
-		c.CoresPerSocket = stU16s(r)
-		c.SocketsPerNode = stU16s(r)
-		c.SockCoreRepCount = stU32s(r)
+		c.CoresPerSocket = readU16s(r)
+		c.SocketsPerNode = readU16s(r)
+		c.SockCoreRepCount = readU32s(r)
 		if r.Err == nil && (len(c.CoresPerSocket) != int(n) || len(c.SocketsPerNode) != int(n) || len(c.SockCoreRepCount) != int(n)) {
 			stBadf(r, "job credential core arrays %d/%d/%d for %d", len(c.CoresPerSocket), len(c.SocketsPerNode), len(c.SockCoreRepCount), n)
 		}
 	}
 	if n := r.U32(); n != 0 && r.Err == nil {
-		c.CPUArray = stU16s(r)
-		c.CPUArrayReps = stU32s(r)
+		c.CPUArray = readU16s(r)
+		c.CPUArrayReps = readU32s(r)
 		if r.Err == nil && (uint32(len(c.CPUArray)) != n || uint32(len(c.CPUArrayReps)) != n) {
 			stBadf(r, "job credential cpu arrays %d/%d for %d", len(c.CPUArray), len(c.CPUArrayReps), n)
 		}
@@ -525,8 +474,8 @@ func readMemAlloc(r *Reader, what string) ([]uint64, []uint32) {
 	if n == 0 || r.Err != nil {
 		return nil, nil
 	}
-	vals := stU64s(r)
-	reps := stU32s(r)
+	vals := readU64s(r)
+	reps := readU32s(r)
 	if r.Err == nil && (uint32(len(vals)) != n || uint32(len(reps)) != n) {
 		stBadf(r, "job credential %s memory arrays %d/%d for %d", what, len(vals), len(reps), n)
 	}

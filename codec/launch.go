@@ -250,7 +250,7 @@ func (m *LaunchTasksRequest) Decode(r *Reader, version uint16) error {
 		m.GID = r.U32()
 		m.UserName = s.str()
 	}
-	m.GIDs = stU32s(r)
+	m.GIDs = readU32s(r)
 	m.HetJobNodeOffset = r.U32()
 	m.HetJobID = r.U32()
 	m.HetJobNNodes = r.U32()
@@ -260,7 +260,7 @@ func (m *LaunchTasksRequest) Decode(r *Reader, version uint16) error {
 		} else if m.HetJobNNodes > 0 {
 			m.HetJobTIDs = make([][]uint32, m.HetJobNNodes)
 			for i := range m.HetJobTIDs {
-				if m.HetJobTIDs[i] = stU32s(r); r.Err != nil {
+				if m.HetJobTIDs[i] = readU32s(r); r.Err != nil {
 					break
 				}
 			}
@@ -280,7 +280,7 @@ func (m *LaunchTasksRequest) Decode(r *Reader, version uint16) error {
 	m.HetJobOffset = r.U32()
 	m.HetJobStepCnt = r.U32()
 	if version >= V25_05 && m.HetJobOffset < NoVal && m.HetJobStepCnt > 0 {
-		m.HetJobStepTaskCnts = stU32s(r)
+		m.HetJobStepTaskCnts = readU32s(r)
 	}
 	m.HetJobTaskOffset = r.U32()
 	m.HetJobNodeList = s.str()
@@ -321,7 +321,7 @@ func (m *LaunchTasksRequest) Decode(r *Reader, version uint16) error {
 		m.GlobalTaskIDs = make([][]uint32, m.NNodes)
 		for i := range m.TasksToLaunch {
 			m.TasksToLaunch[i] = r.U16()
-			m.GlobalTaskIDs[i] = stU32s(r)
+			m.GlobalTaskIDs[i] = readU32s(r)
 			if r.Err == nil && len(m.GlobalTaskIDs[i]) != int(m.TasksToLaunch[i]) {
 				stBadf(r, "launch node %d: %d task ids for %d tasks", i, len(m.GlobalTaskIDs[i]), m.TasksToLaunch[i])
 			}

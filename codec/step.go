@@ -240,8 +240,8 @@ func writeStepLaunchParams(w *Writer, p *StepLaunchParams) {
 // u32[] repetitions). Slurm only asserts the counts agree; a pair that
 // disagrees is refused here.
 func readCPTCompact(r *Reader) ([]uint16, []uint32) {
-	a := stU16s(r)
-	reps := stU32s(r)
+	a := readU16s(r)
+	reps := readU32s(r)
 	if r.Err == nil && len(a) != len(reps) {
 		stBadf(r, "cpt_compact counts %d/%d", len(a), len(reps))
 	}
@@ -471,7 +471,7 @@ func readStepLayout(r *Reader, version uint16) *StepLayout {
 	if r.Err == nil && l.NodeCnt > 0 {
 		l.TIDs = make([][]uint32, l.NodeCnt)
 		for i := range l.TIDs {
-			l.TIDs[i] = stU32s(r)
+			l.TIDs[i] = readU32s(r)
 			if r.Err != nil {
 				break
 			}

@@ -31,11 +31,11 @@ func (m *LaunchTasksResponse) Decode(r *Reader, version uint16) error {
 	m.ReturnCode = r.U32()
 	m.NodeName = jcStr(r, &e, 0)
 	n := r.U32()
-	m.LocalPIDs = allocU32s(r)
+	m.LocalPIDs = readU32s(r)
 	if r.Err == nil && uint32(len(m.LocalPIDs)) != n {
 		r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "launch response: %d local pids, count_of_pids %d", len(m.LocalPIDs), n))
 	}
-	m.TaskIDs = allocU32s(r)
+	m.TaskIDs = readU32s(r)
 	if r.Err == nil && uint32(len(m.TaskIDs)) != n {
 		r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "launch response: %d task ids, count_of_pids %d", len(m.TaskIDs), n))
 	}
@@ -75,7 +75,7 @@ func (m *TaskExitMsg) Decode(r *Reader, version uint16) error {
 	*m = TaskExitMsg{}
 	m.ReturnCode = r.U32()
 	n := r.U32()
-	m.TaskIDs = allocU32s(r)
+	m.TaskIDs = readU32s(r)
 	if r.Err == nil && uint32(len(m.TaskIDs)) != n {
 		r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "task exit: %d task ids, num_tasks %d", len(m.TaskIDs), n))
 	}
@@ -198,7 +198,7 @@ func readJobAcct(r *Reader) *JobAcct {
 	a.SysCPUUsec = r.U32()
 	a.ActCPUFreq = r.U32()
 	a.ConsumedEnergy = r.U64()
-	a.TRESIDs = allocU32s(r)
+	a.TRESIDs = readU32s(r)
 	if n, null := r.Count(jobAcctTRESMin); !null && r.Err == nil {
 		a.TRESList = make([]JobAcctTRES, n)
 		for i := range a.TRESList {
@@ -211,7 +211,7 @@ func readJobAcct(r *Reader) *JobAcct {
 		}
 	}
 	for _, p := range a.usage() {
-		*p = allocU64s(r)
+		*p = readU64s(r)
 	}
 	if r.Err != nil {
 		return nil
