@@ -308,18 +308,10 @@ func (c *Controller) allocInfo(req *Request) Reply {
 	if err := m.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	c.mu.Lock()
-	e := c.entry(m.JobID)
-	var j state.Job
-	if e != nil {
-		j = *e.job()
-	}
-	c.mu.Unlock()
+	j, rc := c.controlledJob(req.UID, m.JobID)
 	switch {
-	case e == nil:
-		return rcReply(codec.ESLURM_INVALID_JOB_ID)
-	case !c.mayControl(req.UID, &j):
-		return rcReply(codec.ESLURM_ACCESS_DENIED)
+	case rc != 0:
+		return rcReply(rc)
 	case codec.JobIsPending(j.State):
 		return rcReply(codec.ESLURM_JOB_PENDING)
 	case !codec.JobIsRunning(j.State):
@@ -343,18 +335,10 @@ func (c *Controller) completeAlloc(req *Request) Reply {
 	if err := m.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	c.mu.Lock()
-	e := c.entry(m.JobID)
-	var j state.Job
-	if e != nil {
-		j = *e.job()
-	}
-	c.mu.Unlock()
+	j, rc := c.controlledJob(req.UID, m.JobID)
 	switch {
-	case e == nil:
-		return rcReply(codec.ESLURM_INVALID_JOB_ID)
-	case !c.mayControl(req.UID, &j):
-		return rcReply(codec.ESLURM_ACCESS_DENIED)
+	case rc != 0:
+		return rcReply(rc)
 	case codec.JobIsFinished(j.State):
 		return rcReply(codec.ESLURM_ALREADY_DONE)
 	}
@@ -418,4 +402,21 @@ func (c *Controller) endAllocation(id, rc, st uint32) {
 		c.destroy(id, sid, false)
 	}
 	c.wake()
+}
+
+// controlledJob is a copy of job id for a request of uid: rc is
+// ESLURM_INVALID_JOB_ID for no such job, ESLURM_ACCESS_DENIED for one
+// uid may not act on, else 0.
+func (c *Controller) controlledJob(uid, id uint32) (state.Job, uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entry(id)
+	if e == nil {
+		return state.Job{}, codec.ESLURM_INVALID_JOB_ID
+	}
+	j := *e.job()
+	if !c.mayControl(uid, &j) {
+		return j, codec.ESLURM_ACCESS_DENIED
+	}
+	return j, 0
 }
