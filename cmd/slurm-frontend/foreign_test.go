@@ -208,3 +208,15 @@ func TestBackendAIInteractive(t *testing.T) {
 	id := atoi(regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(errs)[1])
 	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
 }
+
+// TestBackendAIImageMinimum: a --mem below what the job's image needs is
+// refused at submission, saying so, instead of failing at hand-over.
+func TestBackendAIImageMinimum(t *testing.T) {
+	_, f := baiFrontend(t, nil, "")
+	_, ru := slurmDir(t, f, "bai-min-")
+	_, errs, code := ru.run("24.11", "sbatch", "--mem=100M", "-o", "/dev/null", "--wrap", "true")
+	if code == 0 || !strings.Contains(errs, "needs at least") {
+		t.Errorf("sbatch --mem=100M on an image needing more: exit %d %q", code, errs)
+	}
+	ru.mustRun("24.11", "sbatch", "--mem=2G", "-o", "/dev/null", "--wrap", "true")
+}

@@ -77,6 +77,7 @@ type Engine struct {
 	sessions map[string]*tracked              // ours, by session id
 	ended    map[string]translate.SessionInfo // ends read, until purged
 	foreign  map[string]string                // sessions not ours, listed live: owner's access key
+	images   map[string]imageEntry            // image reference → its minimums (checkImageMemory)
 	byEmail  map[string]userEntry             // owner email → account (foreign sessions)
 	listed   time.Time                        // the last complete Sessions
 }
@@ -310,6 +311,9 @@ func (e *Engine) CheckSpec(spec *translate.SessionSpec) error {
 		return fmt.Errorf("%w: a session takes whole GPUs or a share of one, not both", translate.ErrImpossible)
 	}
 	if _, err := directives(spec.Comment); err != nil {
+		return err
+	}
+	if err := e.checkImageMemory(spec); err != nil {
 		return err
 	}
 	if spec.UserName != "" {
@@ -1243,4 +1247,46 @@ func usageOf(ks []Kernel) *translate.Usage {
 		return nil
 	}
 	return &u
+}
+
+type imageEntry struct {
+	minMem uint64
+	at     time.Time
+}
+
+// checkImageMemory refuses, at submission, a --mem below what the job's
+// image needs (the manager would refuse the session at hand-over: "the
+// resource request is smaller than the image minimum"). Without --mem
+// the session gets the image's minimum. An image the manager cannot be
+// asked about now is left to the hand-over.
+func (e *Engine) checkImageMemory(spec *translate.SessionSpec) error {
+	img := spec.Image
+	if img == "" {
+		img = e.cfg.Image
+	}
+	if img == "" || spec.MemPerNodeMB == 0 || spec.AllMemory {
+		return nil
+	}
+	e.mu.Lock()
+	ent, ok := e.images[img]
+	e.mu.Unlock()
+	if !ok || time.Since(ent.at) > 5*time.Minute {
+		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+		im, err := e.c.Image(ctx, img, "")
+		cancel()
+		if err != nil {
+			return nil // an unknown image is CheckImage's to refuse
+		}
+		ent = imageEntry{minMem: im.MinMemBytes(), at: time.Now()}
+		e.mu.Lock()
+		if e.images == nil {
+			e.images = map[string]imageEntry{}
+		}
+		e.images[img] = ent
+		e.mu.Unlock()
+	}
+	if ent.minMem > 0 && spec.MemPerNodeMB<<20 < ent.minMem {
+		return fmt.Errorf("%w: the image %s needs at least %dM of memory per node (--mem=%dM asked)", translate.ErrImpossible, img, (ent.minMem+(1<<20)-1)>>20, spec.MemPerNodeMB)
+	}
+	return nil
 }

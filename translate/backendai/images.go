@@ -3,6 +3,7 @@ package backendai
 import (
 	"context"
 	"fmt"
+	"strconv"
 )
 
 // Image is a legacy GraphQL Image.
@@ -16,12 +17,34 @@ type Image struct {
 	Status       string   `json:"status"`
 	Installed    bool     `json:"installed"`
 	Digest       string   `json:"digest"`
+	// ResourceLimits are the image's minimum slots (min is a decimal
+	// string: cores for cpu, bytes for mem).
+	ResourceLimits []ResourceLimit `json:"resource_limits"`
+}
+
+// ResourceLimit is one slot's bounds of an image.
+type ResourceLimit struct {
+	Key string `json:"key"`
+	Min string `json:"min"`
+	Max string `json:"max"`
+}
+
+// MinMemBytes is the image's minimum memory ("mem"), 0 if none.
+func (i Image) MinMemBytes() uint64 {
+	for _, l := range i.ResourceLimits {
+		if l.Key == "mem" {
+			if v, err := strconv.ParseFloat(l.Min, 64); err == nil && v > 0 {
+				return uint64(v)
+			}
+		}
+	}
+	return 0
 }
 
 // Canonical is "<registry>/<namespace>:<tag>".
 func (i Image) Canonical() string { return i.Registry + "/" + i.Namespace + ":" + i.Tag }
 
-const imageFields = "id namespace registry tag architecture aliases status installed digest"
+const imageFields = "id namespace registry tag architecture aliases status installed digest resource_limits { key min max }"
 
 // Image looks an image up by canonical reference or alias for an
 // architecture ("" = x86_64, the manager's default for sessions), among

@@ -483,10 +483,25 @@ func buildSchema() map[string]*gType {
 		"status":       f("String", v(func(i *image) any { return "ALIVE" })),
 		"installed":    f("Boolean", v(func(i *image) any { return true })),
 		"digest":       f("String", v(func(i *image) any { return "sha256:" + strings.Repeat("0", 64) })),
+		// ImageNode.resource_limits: the minimum of each slot the image
+		// requires (gql_legacy/image.py: max is Infinity since 25.14).
+		"resource_limits": f("[ResourceLimit]", func(x *gqlExec, p any, _ map[string]any) (any, error) {
+			im := p.(*image)
+			out := make([]any, 0, len(im.minSlots))
+			for _, q := range im.minSlots {
+				out = append(out, &resLimit{key: q.name, min: fmtQty(q.name, q.q, x.d.slotTypes), max: "Infinity"})
+			}
+			return out, nil
+		}),
+	}
+	rlF := fmap{
+		"key": f("String", v(func(r *resLimit) any { return r.key })),
+		"min": f("String", v(func(r *resLimit) any { return r.min })),
+		"max": f("String", v(func(r *resLimit) any { return r.max })),
 	}
 	types := map[string]fmap{"Query": query, "ComputeSession": sess, "ComputeContainer": kern, "Agent": agentF,
 		"ScalingGroup": sg, "User": usr, "UserGroup": ug, "KeyPair": kpF, "ComputeSessionList": list("ComputeSession"),
-		"AgentList": list("Agent"), "UserList": list("User"), "Image": imgF}
+		"AgentList": list("Agent"), "UserList": list("User"), "Image": imgF, "ResourceLimit": rlF}
 	out := map[string]*gType{}
 	for n, fs := range types {
 		out[n] = &gType{name: n, fields: fs}
@@ -1232,3 +1247,6 @@ func resolveKeypair(x *gqlExec, _ any, a map[string]any) (any, error) {
 	}
 	return k, nil
 }
+
+// resLimit is a ResourceLimit (gql_legacy/base.py): key, min, max.
+type resLimit struct{ key, min, max string }
