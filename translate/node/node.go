@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -76,6 +77,8 @@ type Service struct {
 	Call     Caller
 	Log      *log.Logger
 	SlurmUID uint32
+
+	ioOut, ioIn atomic.Uint64 // task I/O bytes relayed, all steps (IOBytes)
 
 	mu    sync.Mutex
 	steps map[stepKey]*nodeStep
@@ -411,7 +414,13 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	wg.Wait()
 	out.mu.Lock()
 	out.closed = true
+	sent, got := out.out, out.in
 	out.mu.Unlock()
+	// The step's I/O, counted here (the relay sees every byte): what an
+	// operator sizing the server wants to know of interactive traffic.
+	s.ioOut.Add(sent)
+	s.ioIn.Add(got)
+	s.logf("node %s: step %d.%d ended: %d tasks, status %#x, %d bytes of output to srun, %d bytes of input from it", key.node, key.job, key.step, len(all), maxRC, sent, got)
 	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC)
 }
 
@@ -474,6 +483,8 @@ type ioWriter struct {
 	c      net.Conn
 	closed bool
 	broken bool
+	out    uint64 // task output bytes sent to srun
+	in     uint64 // stdin bytes from srun (written by readStdin alone)
 }
 
 func (w *ioWriter) frame(typ, gtid, ltid uint16, p []byte) {
@@ -486,7 +497,9 @@ func (w *ioWriter) frame(typ, gtid, ltid uint16, p []byte) {
 	b = append(b, p...)
 	if _, err := w.c.Write(b); err != nil {
 		w.broken = true
+		return
 	}
+	w.out += uint64(len(p))
 }
 
 // relay sends what r gives as frames of typ (at most IOMaxPayload each),
@@ -528,6 +541,9 @@ func (w *ioWriter) readStdin(c net.Conn, stdins map[uint32]*os.File) {
 		if _, err := io.ReadFull(c, p); err != nil {
 			return
 		}
+		w.mu.Lock()
+		w.in += uint64(len(p))
+		w.mu.Unlock()
 		switch h.Type {
 		case codec.IOConnectionTest:
 			w.frame(codec.IOConnectionTest, 0, 0, nil)
@@ -664,3 +680,6 @@ func (v fnameVars) expand(pat string) string {
 	}
 	return b.String()
 }
+
+// IOBytes is the task I/O relayed so far: output to srun, input from it.
+func (s *Service) IOBytes() (out, in uint64) { return s.ioOut.Load(), s.ioIn.Load() }
