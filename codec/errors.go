@@ -53,6 +53,7 @@ const (
 	ESLURM_INVALID_CPU_COUNT             = 2069
 	ESLURM_INVALID_GRES                  = 2072
 	ESLURM_JOB_NOT_PENDING               = 2073
+	ESLURM_NODES_BUSY                    = 2016
 	ESLURM_CAN_NOT_START_IMMEDIATELY     = 2078
 	ESLURM_INVALID_ARRAY                 = 2081
 	ESLURM_JOB_STARTED                   = 2083

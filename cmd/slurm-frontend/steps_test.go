@@ -160,6 +160,11 @@ func TestSallocPending(t *testing.T) {
 			sub := ru.mustRun(rel, "sbatch", "-n", "2", "--mem=100M", "-o", "/dev/null", "--wrap", "sleep 8")
 			holder := atoi(submittedRe.FindStringSubmatch(sub)[1])
 			waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[holder].state == "RUNNING" })
+			// -I: not now, not at all.
+			_, ierrs, icode := ru.run(rel, "salloc", "-I", "-n", "2", "--mem=100M", "true")
+			if icode == 0 || !strings.Contains(ierrs, "Unable to allocate resources") {
+				t.Errorf("salloc -I on a full node: exit %d %q", icode, ierrs)
+			}
 			out, errs, code := ru.run(rel, "salloc", "-n", "2", "--mem=100M", "sh", "-c", "echo got-$SLURM_JOB_ID")
 			if code != 0 || !strings.Contains(errs, "queued and waiting for resources") {
 				t.Fatalf("salloc: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 20))
@@ -173,6 +178,22 @@ func TestSallocPending(t *testing.T) {
 				t.Errorf("the job that held the node: %s", rows[holder].state)
 			}
 		})
+	}
+	// salloc --no-shell: the allocation stays; srun --jobid uses it;
+	// scancel ends it.
+	{
+		dir, ru := slurmDir(t, f, "noshell-")
+		_, errs, code := ru.run("24.11", "salloc", "--no-shell", "-n", "1", "--mem=100M")
+		m := idRe.FindStringSubmatch(errs)
+		if code != 0 || m == nil {
+			t.Fatalf("salloc --no-shell: exit %d %q", code, errs)
+		}
+		id := atoi(m[1])
+		if out := ru.mustRun("26.05", "srun", "--jobid="+m[1], "sh", "-c", "echo in-$SLURM_JOB_ID"); out != "in-"+m[1]+"\n" {
+			t.Errorf("srun --jobid=%d: %q", id, out)
+		}
+		ru.mustRun("22.05", "scancel", m[1])
+		waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "CANCELLED" })
 	}
 	// A step cancelled by its id: its tasks end (srun 137), the job's
 	// other work goes on.

@@ -136,9 +136,10 @@ func (c *Controller) allocate(req *Request) Reply {
 	}
 	delete(c.grants, j.ID)
 	c.mu.Unlock()
-	// -I: not now, so not at all.
-	c.endAllocation(j.ID, codec.NoVal, codec.JOB_CANCELLED)
-	return rcReply(codec.ESLURM_CAN_NOT_START_IMMEDIATELY)
+	// -I: not now, so not at all. As slurmctld: the job FAILED
+	// (BadConstraints, exit code 1), the client told the nodes are busy.
+	c.endAllocation(j.ID, 1, codec.JOB_FAILED, codec.FAIL_BAD_CONSTRAINTS)
+	return rcReply(codec.ESLURM_NODES_BUSY)
 }
 
 // allocation is a job's resource_allocation_response as the clients use
@@ -349,14 +350,14 @@ func (c *Controller) completeAlloc(req *Request) Reply {
 	case m.JobRC != 0:
 		st = codec.JOB_FAILED
 	}
-	c.endAllocation(m.JobID, m.JobRC, st)
+	c.endAllocation(m.JobID, m.JobRC, st, 0)
 	return rcReply(codec.SLURM_SUCCESS)
 }
 
 // endAllocation ends job id with state st and raw status rc (NO_VAL:
 // none) and ends its session: the session's end then only finishes it
-// (applyEvent keeps what is recorded here).
-func (c *Controller) endAllocation(id, rc, st uint32) {
+// (applyEvent keeps what is recorded here). reason 0: from the status.
+func (c *Controller) endAllocation(id, rc, st, reason uint32) {
 	c.mu.Lock()
 	e := c.entry(id)
 	if e == nil || codec.JobIsFinished(e.job().State) {
@@ -378,6 +379,9 @@ func (c *Controller) endAllocation(id, rc, st uint32) {
 				j.Reason = codec.FAIL_SIGNAL
 			}
 		}
+	}
+	if reason != 0 {
+		j.Reason = reason
 	}
 	if sid != "" {
 		j.State |= codec.JOB_COMPLETING
