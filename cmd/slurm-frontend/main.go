@@ -15,6 +15,8 @@ import (
 	"io"
 	"log"
 	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"os/user"
@@ -226,6 +228,11 @@ func serve(args []string) error {
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	ctl.Start(runCtx)
+	if addr := s.cfg.Get("FrontendDebugListen", ""); addr != "" {
+		// Go's profiler, for an operator chasing where the time goes:
+		// opt-in, and meant for a loopback address.
+		go func() { logger.Printf("debug listener %s: %v", addr, http.ListenAndServe(addr, nil)) }()
+	}
 	if steps {
 		ns := edge.NewNodeServer(nodeEndpoints(s), nodeHandler{nodes}, auth, auth, logger)
 		defer ns.Close()

@@ -140,8 +140,11 @@ func TestSecurityContainerRunsAsUser(t *testing.T) {
 		proc["capabilities"] = map[string]any{"bounding": caps, "effective": caps, "inheritable": caps, "permitted": caps, "ambient": caps}
 		cfg["root"] = map[string]any{"path": root, "readonly": true}
 		hookOut := filepath.Join(d, "hook-uid")
+		// The hook reads the container state crun writes to its stdin
+		// (an OCI hook's input): one that exits first makes crun fail
+		// with EPIPE now and then.
 		cfg["hooks"] = map[string]any{"createRuntime": []any{map[string]any{
-			"path": "/bin/sh", "args": []any{"sh", "-c", "id -u > " + hookOut}}}}
+			"path": "/bin/sh", "args": []any{"sh", "-c", "cat >/dev/null; id -u > " + hookOut}}}}
 		cfg["mounts"] = append(cfg["mounts"].([]any), map[string]any{
 			"destination": "/mnt", "type": "bind", "source": "/etc", "options": []any{"rbind", "ro"}})
 		b, _ = json.Marshal(cfg)

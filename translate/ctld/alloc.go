@@ -290,12 +290,18 @@ func (c *Controller) jobReady(req *Request) Reply {
 	if err := m.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	e := c.snap.Load().lookup(m.JobID)
+	c.mu.Lock() // the record, not the snapshot: a start is published a moment later
+	e := c.entry(m.JobID)
+	var st uint32
+	if e != nil {
+		st = e.job().State
+	}
+	c.mu.Unlock()
 	if e == nil {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
 	var rc uint32
-	if codec.JobIsRunning(e.job().State) {
+	if codec.JobIsRunning(st) {
 		rc = codec.ReadyNodeState | codec.ReadyJobState | codec.ReadyPrologState
 	}
 	return Reply{MsgType: codec.RESPONSE_JOB_READY, Body: []byte{byte(rc >> 24), byte(rc >> 16), byte(rc >> 8), byte(rc)}}

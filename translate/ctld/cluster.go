@@ -30,6 +30,7 @@ type cluster struct {
 	idx    map[string]int              // node name -> position in nodes
 	agents map[string]*translate.Agent // agent ID -> the engine's agent
 	topo   *translate.Topology
+	limits map[string]partLimits // by partition name
 }
 
 func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
@@ -67,7 +68,46 @@ func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
 	for i, n := range cl.nodes {
 		cl.idx[n.Name] = i
 	}
+	cl.limits = make(map[string]partLimits, len(cl.parts))
+	for i := range cl.parts {
+		cl.limits[cl.parts[i].Name] = cl.limitsOf(&cl.parts[i])
+	}
 	return cl
+}
+
+// partLimits is what the biggest node of a partition offers, and its CPUs
+// in all: what a submission is checked against (fits), computed once per
+// cluster instead of once per submission over every node.
+type partLimits struct {
+	maxCPUs, totalCPUs        uint32
+	maxMem, maxGPUs, maxShard uint64
+	nodes                     int
+}
+
+func (cl *cluster) limitsOf(p *conf.Partition) partLimits {
+	var l partLimits
+	for _, name := range p.Nodes {
+		n := cl.node(name)
+		if n == nil {
+			continue
+		}
+		l.maxGPUs = max(l.maxGPUs, gpuCount(n.Gres))
+		l.maxShard = max(l.maxShard, gresCount(n.Gres, "shard"), gresCount(n.Gres, "mps"))
+		l.maxCPUs = max(l.maxCPUs, uint32(n.CPUs))
+		l.maxMem = max(l.maxMem, n.RealMemory)
+		l.totalCPUs += uint32(n.CPUs)
+	}
+	l.nodes = len(p.Nodes)
+	return l
+}
+
+// partLimits of partition p: computed at the cluster's making for its
+// own partitions, else now.
+func (cl *cluster) partLimits(p *conf.Partition) partLimits {
+	if l, ok := cl.limits[p.Name]; ok && l.nodes == len(p.Nodes) {
+		return l
+	}
+	return cl.limitsOf(p)
 }
 
 // groupAgents lists the agents of resource group name, sorted.

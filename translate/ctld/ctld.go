@@ -106,6 +106,7 @@ type Controller struct {
 	pendingGrants map[uint32]uint16
 	relinquished  map[uint32]bool // ended by their client: the session's end keeps their state
 	steps         map[uint32]*jobSteps
+	dirty         bool // engine changes wait for a coalesced rebuild (rebuildSoon)
 }
 
 type counters struct {

@@ -466,7 +466,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	if ce := c.entry(target.ID); ce != nil {
 		c.swap(ce, target, stored)
 	}
-	c.rebuild(now)
+	c.rebuildSoon()
 }
 
 // scriptID is the job whose submission stored the script: array tasks
@@ -800,7 +800,7 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 		}
 	}
 	c.swap(e, &j, stored)
-	c.rebuild(now)
+	c.rebuildSoon()
 	c.wake()         // dependencies and array throttles may now let others go
 	c.kickTopology() // the engine's occupancy changed
 }

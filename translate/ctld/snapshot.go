@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
@@ -111,7 +112,33 @@ func (s *Snapshot) rc(version uint16, rc uint32) Reply {
 
 // rebuild publishes a new snapshot of c.jobs; callers hold c.mu or are in
 // New. now is the change time in seconds.
-func (c *Controller) rebuild(now int64) { c.rebuildWith(now, true) }
+func (c *Controller) rebuild(now int64) {
+	c.dirty = false
+	c.rebuildWith(now, true)
+}
+
+// rebuildCoalesce is how long changes the engine reports (a session
+// handed over, started, ended) wait to be published together: a rebuild
+// walks every job, and at 100,000 jobs one per event was most of what
+// the server did while handing sessions over. Clients' own writes
+// (sbatch, scancel, update) still publish at once.
+const rebuildCoalesce = 20 * time.Millisecond
+
+// rebuildSoon publishes the engine's changes within rebuildCoalesce
+// (c.mu held).
+func (c *Controller) rebuildSoon() {
+	if c.dirty {
+		return
+	}
+	c.dirty = true
+	time.AfterFunc(rebuildCoalesce, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.dirty {
+			c.rebuild(time.Now().Unix())
+		}
+	})
+}
 
 // rebuildWith is rebuild; jobs false: only the cluster (topology)
 // changed, so job listings keep their last_update.

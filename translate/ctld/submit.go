@@ -424,20 +424,8 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 // fits refuses requests no node set of the partition could ever satisfy,
 // with the errors slurmctld gives for them.
 func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
-	var maxCPUs uint32
-	var maxMem, maxGPUs, maxShards uint64
-	var totalCPUs uint32
-	for _, name := range p.Nodes {
-		n := c.cluster().node(name)
-		if n == nil {
-			continue
-		}
-		maxGPUs = max(maxGPUs, gpuCount(n.Gres))
-		maxShards = max(maxShards, gresCount(n.Gres, "shard"), gresCount(n.Gres, "mps"))
-		maxCPUs = max(maxCPUs, uint32(n.CPUs))
-		maxMem = max(maxMem, n.RealMemory)
-		totalCPUs += uint32(n.CPUs)
-	}
+	l := c.cluster().partLimits(p)
+	maxCPUs, maxMem, maxGPUs, maxShards, totalCPUs := l.maxCPUs, l.maxMem, l.maxGPUs, l.maxShard, l.totalCPUs
 	nodes := uint32(len(p.Nodes))
 	if j.MinNodes > nodes || (p.MaxNodes != conf.Infinite && j.MinNodes > p.MaxNodes) {
 		return codec.Errorf(codec.ESLURM_INVALID_NODE_COUNT, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes)
