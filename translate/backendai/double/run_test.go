@@ -76,7 +76,7 @@ func TestRunModeEndToEnd(t *testing.T) {
 	}
 	// destroy kills the processes
 	long := batchBody("job-3")
-	long["startupCommand"] = "echo started; sleep 300"
+	long["startupCommand"] = "echo started; sleep 313"
 	long["owner_access_key"] = kp.AccessKey
 	id3 := fx.admin.post("/session", long).json(t)["sessionId"].(string)
 	if _, err := fx.d.WaitStatus(id3, "RUNNING", 30*time.Second); err != nil {
@@ -104,7 +104,9 @@ func TestRunModeEndToEnd(t *testing.T) {
 	if si.Result != "UNDEFINED" || *si.StatusInfo != "user-requested" {
 		t.Fatalf("%+v", si)
 	}
-	out, _ := exec.Command("pgrep", "-u", "64030", "-f", "sleep 300").Output()
+	// A length no other test uses: packages' tests run at once, and
+	// the end-to-end ones run "sleep 300" jobs as the same user.
+	out, _ := exec.Command("pgrep", "-u", "64030", "-f", "sleep 313").Output()
 	if strings.TrimSpace(string(out)) != "" {
 		t.Fatalf("still running: %s", out)
 	}
