@@ -130,54 +130,6 @@ func allocPutJobStep(w *Writer, version uint16, job uint32, sluid uint64, step, 
 	w.U32(job)
 }
 
-// Address families of AllocNodeAddr.Family (Linux values).
-const (
-	allocAFInet  uint16 = 2
-	allocAFInet6 uint16 = 10
-)
-
-// AllocNodeAddr is one slurm_addr_t as slurm_pack_addr sends it: u16
-// family, then for AF_INET u32 address + u16 port, for AF_INET6 a
-// 16-byte packmem + u16 port, for anything else nothing. IPv4 and Port
-// are the values as packed: Slurm packs the network-order sockaddr
-// fields with the host-order packers, so between x86 peers 10.0.0.1:6818
-// is IPv4 0x0100000a, Port 0x221a.
-type AllocNodeAddr struct {
-	Family uint16 // 2 = AF_INET, 10 = AF_INET6, 0 = unset
-	IPv4   uint32
-	IPv6   [16]byte
-	Port   uint16
-}
-
-func allocReadAddr(r *Reader, a *AllocNodeAddr) {
-	*a = AllocNodeAddr{Family: r.U16()}
-	switch a.Family {
-	case allocAFInet:
-		a.IPv4 = r.U32()
-		a.Port = r.U16()
-	case allocAFInet6:
-		m := r.Mem()
-		if r.Err == nil && len(m) != 16 {
-			r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "IPv6 address of %d bytes", len(m)))
-			return
-		}
-		copy(a.IPv6[:], m)
-		a.Port = r.U16()
-	}
-}
-
-func allocPutAddr(w *Writer, a *AllocNodeAddr) {
-	w.U16(a.Family)
-	switch a.Family {
-	case allocAFInet:
-		w.U32(a.IPv4)
-		w.U16(a.Port)
-	case allocAFInet6:
-		w.Mem(a.IPv6[:])
-		w.U16(a.Port)
-	}
-}
-
 // Bits of ResourceAllocation.EmptyStrs (a non-NULL "" on the wire).
 const (
 	RAEmptyAccount uint16 = 1 << iota
@@ -222,7 +174,7 @@ type ResourceAllocation struct {
 	JobSubmitUserMsg string   // printed by the client
 	JobID            uint32
 	NodeCnt          uint32          // 0 = pending
-	NodeAddrs        []AllocNodeAddr // before 25.05: nil = flag 0 (what 23.11+ always send); else NodeCnt entries
+	NodeAddrs        []WireAddr // before 25.05: nil = flag 0 (what 23.11+ always send); else NodeCnt entries
 	NodeList         string          // hostlist, e.g. "n[1-4]"
 	NtasksPerBoard   uint16          // NO_VAL16 when not requested
 	NtasksPerCore    uint16
@@ -279,9 +231,9 @@ func (m *ResourceAllocation) decode(r *Reader, v uint16) {
 			r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "%d node addresses for %d nodes", n, m.NodeCnt))
 		}
 		if r.Err == nil {
-			m.NodeAddrs = make([]AllocNodeAddr, n)
+			m.NodeAddrs = make([]WireAddr, n)
 			for i := range m.NodeAddrs {
-				allocReadAddr(r, &m.NodeAddrs[i])
+				m.NodeAddrs[i] = readWireAddr(r)
 			}
 		}
 	}
@@ -358,7 +310,7 @@ func (m *ResourceAllocation) Encode(w *Writer, v uint16) {
 			w.U8(1)
 			w.U32(uint32(len(m.NodeAddrs)))
 			for i := range m.NodeAddrs {
-				allocPutAddr(w, &m.NodeAddrs[i])
+				writeWireAddr(w, m.NodeAddrs[i])
 			}
 		}
 	}

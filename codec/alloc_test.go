@@ -271,7 +271,7 @@ func allocSample(v uint16) ResourceAllocation {
 		Environment: []string{"A=1", "", "SLURM_TASKS_PER_NODE=2(x2)"},
 		ErrorCode:   ESLURM_JOB_PENDING, GID: 100, GroupName: "users",
 		JobSubmitUserMsg: "be nice", JobID: 4242, NodeCnt: 2,
-		NodeAddrs: []AllocNodeAddr{
+		NodeAddrs: []WireAddr{
 			{Family: 2, IPv4: 0x0100000a, Port: 0x221a},
 			{Family: 10, IPv6: [16]byte{0xfe, 0x80, 15: 1}, Port: 0x221a},
 		},

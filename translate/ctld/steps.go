@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,7 +111,7 @@ func (c *Controller) stepCreate(req *Request) Reply {
 	if m.NodeList != "" {
 		want := expandNodes(m.NodeList)
 		for _, n := range want {
-			if !contains(jobNodes, n) {
+			if !slices.Contains(jobNodes, n) {
 				return rcReply(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL)
 			}
 		}
@@ -447,15 +448,6 @@ func expandNodes(expr string) []string {
 		return nil
 	}
 	return names
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func readPasswd() ([]byte, error) { return os.ReadFile("/etc/passwd") }

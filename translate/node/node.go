@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,7 +183,7 @@ func (s *Service) launch(node string, req *Request) Reply {
 	}
 	cr := &m.Cred
 	nodes := expand(m.CompleteNodelist)
-	idx := indexOf(nodes, node)
+	idx := slices.Index(nodes, node)
 	switch {
 	case idx < 0:
 		return refuse(codec.ESLURM_INVALID_NODE_NAME, "node not in the step's node list %q", m.CompleteNodelist)
@@ -194,7 +195,7 @@ func (s *Service) launch(node string, req *Request) Reply {
 		return refuse(esInvalidJobCredential, "credential for step %d.%d", cr.StepID.JobID, cr.StepID.StepID)
 	case req.UID != cr.UID && req.UID != 0 && req.UID != s.SlurmUID:
 		return refuse(codec.ESLURM_USER_ID_MISSING, "Security violation: uid %d launching for uid %d", req.UID, cr.UID)
-	case indexOf(expand(cr.StepHostlist), node) < 0:
+	case slices.Index(expand(cr.StepHostlist), node) < 0:
 		return refuse(esInvalidJobCredential, "node not in the credential's step hosts %q", cr.StepHostlist)
 	case idx >= len(m.GlobalTaskIDs) || len(m.IOPorts) == 0 || len(m.RespPorts) == 0:
 		return refuse(codec.EINVAL, "no tasks, I/O or response port for node index %d", idx)
@@ -221,7 +222,7 @@ func (s *Service) launch(node string, req *Request) Reply {
 	if !ok {
 		return refuse(codec.ESLURM_INVALID_JOB_ID, "no such live step")
 	}
-	if indexOf(stepNodes, node) != idx || idx >= len(tids) || !sameIDs(tids[idx], m.GlobalTaskIDs[idx]) {
+	if slices.Index(stepNodes, node) != idx || idx >= len(tids) || !slices.Equal(tids[idx], m.GlobalTaskIDs[idx]) {
 		return refuse(esInvalidJobCredential, "tasks %v on node %s are not the step's layout", m.GlobalTaskIDs[idx], node)
 	}
 	s.mu.Lock()
@@ -269,7 +270,7 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		// Task 0 alone has the terminal, stdout and stderr merged;
 		// the others have /dev/null (as slurmstepd).
 		init.StdoutObjs, init.StderrObjs = 0, 0
-		if indexOfID(gtids, 0) >= 0 {
+		if slices.Index(gtids, 0) >= 0 {
 			init.StdoutObjs = 1
 		}
 	}
@@ -579,27 +580,6 @@ func expand(expr string) []string {
 		return nil
 	}
 	return names
-}
-
-func indexOf(l []string, s string) int {
-	for i, x := range l {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
-func sameIDs(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func hostlistExpand(expr string) ([]string, error) { return hostlist.Expand(expr) }

@@ -74,12 +74,3 @@ func envOf(env []string, key string) string {
 	}
 	return ""
 }
-
-func indexOfID(l []uint32, id uint32) int {
-	for i, x := range l {
-		if x == id {
-			return i
-		}
-	}
-	return -1
-}
