@@ -173,10 +173,10 @@ type ResourceAllocation struct {
 	GroupName        string   // 23.02+
 	JobSubmitUserMsg string   // printed by the client
 	JobID            uint32
-	NodeCnt          uint32          // 0 = pending
+	NodeCnt          uint32     // 0 = pending
 	NodeAddrs        []WireAddr // before 25.05: nil = flag 0 (what 23.11+ always send); else NodeCnt entries
-	NodeList         string          // hostlist, e.g. "n[1-4]"
-	NtasksPerBoard   uint16          // NO_VAL16 when not requested
+	NodeList         string     // hostlist, e.g. "n[1-4]"
+	NtasksPerBoard   uint16     // NO_VAL16 when not requested
 	NtasksPerCore    uint16
 	NtasksPerTres    uint16
 	NtasksPerSocket  uint16
