@@ -189,6 +189,21 @@ func TestBackendAIEngine(t *testing.T) {
 			}
 		})
 	}
+	// A script a signal ended shows the signal (0:N), not the shell's
+	// 128+N; a script that exits 138 shows 138:0.
+	dir0, ru0 := slurmDir(t, f, "bai-signal-")
+	for _, c := range []struct{ wrap, want, state string }{
+		{"kill -USR1 $$", "0:10", "FAILED"},
+		{"exit 138", "138:0", "FAILED"},
+	} {
+		sub := ru0.mustRun("24.11", "sbatch", "-o", "/dev/null", "--mem=2G", "--wrap", c.wrap)
+		id := atoi(submittedRe.FindStringSubmatch(sub)[1])
+		waitRows(t, f, dir0, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == c.state })
+		show := r.mustRun("24.11", "scontrol", "show", "job", fmt.Sprint(id))
+		if m := exitCodeRe.FindStringSubmatch(show); m == nil || m[1] != c.want {
+			t.Errorf("job %d (%s): exit code %v, want %s", id, c.wrap, m, c.want)
+		}
+	}
 	// A user Backend.AI does not know is refused at submission, not run
 	// as someone else.
 	dir := workDir(t, "bai-nobody-")

@@ -149,6 +149,9 @@ func TestBackendAIGPUShares(t *testing.T) {
 		if err := d.AddAgent(double.Agent{ID: "i-frac0", Slots: map[string]string{"cpu": "4", "mem": "8g", "cuda.shares": "2"}}); err != nil {
 			t.Fatal(err)
 		}
+		if err := d.AddAgent(double.Agent{ID: "i-rocm0", Slots: map[string]string{"cpu": "4", "mem": "8g", "rocm.device": "2"}}); err != nil {
+			t.Fatal(err)
+		}
 	}, "")
 	dir, ru := slurmDir(t, f, "bai-shares-")
 	cl := d.client(t)
@@ -181,8 +184,38 @@ func TestBackendAIGPUShares(t *testing.T) {
 			t.Errorf("--gres=%s: no session of job %d in the double", gres, id)
 		}
 	}
+	// Another accelerator family: its slot is the node's typed gpu gres,
+	// and --gres=gpu:rocm:N asks for rocm.device.
+	if out := ru.mustRun("24.11", "sinfo", "-h", "-N", "-n", "i-rocm0", "-o", "%N %G"); out != "i-rocm0 gpu:rocm:2\n" {
+		t.Errorf("sinfo of the ROCm agent: %q, want gpu:rocm:2", out)
+	}
+	sub := ru.mustRun("22.05", "sbatch", "--gres=gpu:rocm:1", "--mem=2G", "-o", "/dev/null", "--wrap", "sleep 1")
+	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
+	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+	found := false
+	for _, s := range d.Sessions() {
+		if s.Name == fmt.Sprintf("slurm-%d", id) {
+			found = true
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			got, err := cl.GetSession(ctx, s.ID, false)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.RequestedSlots["rocm.device"] != "1" || !slices.Contains(s.Agents, "i-rocm0") {
+				t.Errorf("--gres=gpu:rocm:1: session on %v asked for %v, want rocm.device 1 on i-rocm0", s.Agents, got.RequestedSlots)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("--gres=gpu:rocm:1: no session of job %d in the double", id)
+	}
 	for _, c := range []struct{ gres, want string }{
 		{"shard:500", "Requested node configuration is not available"},
+		{"gpu:rocm:3", "Requested node configuration is not available"},
+		// A GPU model: the manager does not tell models apart, so it is
+		// refused, not run on whatever GPU comes.
+		{"gpu:a100:1", "Requested node configuration is not available"},
 	} {
 		_, errs, code := ru.run("26.05", "sbatch", "--gres="+c.gres, "-o", "/dev/null", "--wrap", "true")
 		if code == 0 || !strings.Contains(errs, c.want) {

@@ -9,6 +9,7 @@ import (
 	"log"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,6 +103,7 @@ type tracked struct {
 // once the job's redirections are in place.
 const (
 	exitMarker   = "\x1eslurm-frontend exit"
+	signalMarker = "\x1eslurm-frontend signal"
 	launchMarker = "\x1eslurm-frontend launched"
 )
 
@@ -197,10 +199,11 @@ func Topology(ctx context.Context, c *Client) (*translate.Topology, error) {
 		}
 		cpu, _ := a.AvailableSlots.Float("cpu")
 		mem, _ := a.AvailableSlots.Uint("mem")
-		gpu, _ := a.AvailableSlots.Float("cuda.device")
+		fam := accelOf(a.AvailableSlots)
+		gpu, _ := a.AvailableSlots.Float(fam + ".device")
 		ocpu, _ := a.OccupiedSlots.Float("cpu")
 		omem, _ := a.OccupiedSlots.Uint("mem")
-		ogpu, _ := a.OccupiedSlots.Float("cuda.device")
+		ogpu, _ := a.OccupiedSlots.Float(fam + ".device")
 		shares, _ := a.AvailableSlots.Float("cuda.shares")
 		oshares, _ := a.OccupiedSlots.Float("cuda.shares")
 		cores := uint16(max(1, min(cpu, 65535)))
@@ -210,7 +213,7 @@ func Topology(ctx context.Context, c *Client) (*translate.Topology, error) {
 			Occupied: translate.Slots{CPU: ocpu, Mem: omem, GPUs: ogpu, GPUShares: oshares},
 			Sockets:  1, CoresPerSocket: cores, ThreadsPerCore: 1, Boards: 1, Version: a.Version}
 		if gpu > 0 {
-			ta.GPUType = "cuda"
+			ta.GPUType = fam
 		}
 		if a.FirstContact != nil {
 			ta.BootTime = a.FirstContact.Unix()
@@ -410,13 +413,31 @@ func parseSize(v string) (uint64, error) {
 	return n * mult, nil
 }
 
+// accelFamilies are the accelerator families Backend.AI has compute
+// plugins for whose slot is FAMILY.device, cuda first (a node shows its
+// accelerators as Gres=gpu:FAMILY:N, and --gres=gpu:FAMILY:N asks for
+// them).
+var accelFamilies = []string{"cuda", "rocm", "tpu", "ipu", "gaudi", "gaudi2", "gaudi3", "atom", "atom-plus",
+	"atom-max", "warboy", "rngd", "hyperaccel-lpu", "tt-n300"}
+
+// accelOf is the accelerator family of an agent's slots: the first of
+// accelFamilies it has any of ("cuda" when none: no GPUs).
+func accelOf(slots SlotMap) string {
+	for _, f := range accelFamilies {
+		if v, ok := slots.Float(f + ".device"); ok && v > 0 {
+			return f
+		}
+	}
+	return "cuda"
+}
+
 // gpuSlot is the resource slot of a GPU type: an accelerator family
-// Backend.AI has a plugin for by its own name, anything else (a100, h100,
-// cuda, none) NVIDIA's cuda.device.
+// Backend.AI has a plugin for by its own name, anything else (no type)
+// NVIDIA's cuda.device. (A model name such as a100 is refused before
+// this: nodes show their GPUs by family, and the manager does not tell
+// models apart.)
 func gpuSlot(typ string) string {
-	switch t := strings.ToLower(typ); t {
-	case "rocm", "tpu", "ipu", "gaudi", "gaudi2", "gaudi3", "atom", "atom-plus", "atom-max", "warboy", "rngd",
-		"hyperaccel-lpu", "tt-n300":
+	if t := strings.ToLower(typ); slices.Contains(accelFamilies, t) {
 		return t + ".device"
 	}
 	return "cuda.device"
@@ -583,6 +604,7 @@ func startupScript(spec *translate.SessionSpec) (string, error) {
 	}
 	fmt.Fprintf(&b, "cd -- %s 2>/dev/null || { printf '%%s\\n' %s >&2; cd /tmp; }\n", shq(wd),
 		shq("slurmstepd: error: couldn't chdir to `"+wd+"': No such file or directory: going to /tmp instead"))
+	b.WriteString("w=\nfor p in /opt/backend.ai/bin/python python3; do if command -v \"$p\" >/dev/null 2>&1; then w=$(command -v \"$p\"); break; fi; done\n")
 	b.WriteString("(\n")
 	fmt.Fprintf(&b, "exec <%s\n", shq(in))
 	fmt.Fprintf(&b, "exec %s%s\n", redirOut, shq(out))
@@ -592,10 +614,15 @@ func startupScript(spec *translate.SessionSpec) (string, error) {
 		fmt.Fprintf(&b, "exec 2%s%s\n", redirOut, shq(errp))
 	}
 	fmt.Fprintf(&b, "printf '%%s\\n' %s >&3\n", shq(launchMarker))
-	b.WriteString("exec 3>&- \"$t/slurm_script\"")
+	var args strings.Builder
 	for _, a := range spec.Argv[min(1, len(spec.Argv)):] {
-		b.WriteString(" " + shq(a))
+		args.WriteString(" " + shq(a))
 	}
+	// A shell cannot tell a script killed by signal N from one that
+	// exited 128+N; a waiter can (the container's Python: Backend.AI's
+	// own is in every container).
+	fmt.Fprintf(&b, "if [ -n \"$w\" ]; then exec \"$w\" -I -c %s \"$t/slurm_script\"%s; fi\n", shq(waiterPy), args.String())
+	b.WriteString("exec 3>&- \"$t/slurm_script\"" + args.String())
 	b.WriteString("\n) 3>&1\nrc=$?\nrm -rf \"$t\"\n")
 	fmt.Fprintf(&b, "printf '%%s %%d\\n' %s \"$rc\"\nexit \"$rc\"\n", shq(exitMarker))
 	return b.String(), nil
@@ -604,7 +631,34 @@ func startupScript(spec *translate.SessionSpec) (string, error) {
 // shq quotes s for a POSIX shell.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-var exitRe = regexp.MustCompile(regexp.QuoteMeta(exitMarker) + ` (-?\d+)\n`)
+// waiterPy runs the job script (argv[1:]) and, when a signal ended it,
+// writes the signal's marker to fd 3 (the container log) before exiting
+// 128+N as a shell would.
+const waiterPy = `import os, sys
+p = os.fork()
+if p == 0:
+    os.close(3)
+    try:
+        os.execv(sys.argv[1], sys.argv[1:])
+    except OSError as e:
+        os.write(2, ("slurmstepd: error: execve(): %s: %s\n" % (sys.argv[1], e.strerror)).encode())
+        os._exit(127)
+while True:
+    try:
+        st = os.waitpid(p, 0)[1]
+        break
+    except InterruptedError:
+        pass
+if os.WIFSIGNALED(st):
+    os.write(3, b"` + signalMarker + ` %d\n" % os.WTERMSIG(st))
+    os._exit(128 + os.WTERMSIG(st))
+os._exit(os.WEXITSTATUS(st))
+`
+
+var (
+	exitRe   = regexp.MustCompile(regexp.QuoteMeta(exitMarker) + ` (-?\d+)\n`)
+	signalRe = regexp.MustCompile(regexp.QuoteMeta(signalMarker) + ` (\d+)\n`)
+)
 
 // exitFromLog finds the job script's exit status and whether its
 // redirections were made, in a container log.
@@ -615,6 +669,13 @@ func exitFromLog(logs string) (code int, found, launched bool) {
 		return 0, false, launched
 	}
 	code, err := strconv.Atoi(m[len(m)-1][1])
+	if sm := signalRe.FindAllStringSubmatch(logs, -1); err == nil && len(sm) > 0 {
+		// The waiter saw the signal: the code is -N (a shell's 128+N is
+		// also an exit status a script can give).
+		if n, err := strconv.Atoi(sm[len(sm)-1][1]); err == nil && code == 128+n {
+			code = -n
+		}
+	}
 	return code, err == nil, launched
 }
 
@@ -1219,7 +1280,10 @@ func (e *Engine) foreignOf(ctx context.Context, s *Session) *translate.ForeignSe
 	if v, ok := s.RequestedSlots.Uint("mem"); ok {
 		f.MemMB = v >> 20
 	}
-	if v, ok := s.RequestedSlots.Float("cuda.device"); ok && v > 0 {
+	if fam := accelOf(s.RequestedSlots); fam != "cuda" {
+		v, _ := s.RequestedSlots.Float(fam + ".device")
+		f.GPUs = fmt.Sprintf("gres/gpu:%s:%d", fam, int(math.Ceil(v)))
+	} else if v, ok := s.RequestedSlots.Float("cuda.device"); ok && v > 0 {
 		f.GPUs = fmt.Sprintf("gres/gpu:%d", int(math.Ceil(v)))
 	} else if v, ok := s.RequestedSlots.Float("cuda.shares"); ok && v > 0 {
 		f.GPUs = fmt.Sprintf("gres/shard:%d", int(math.Ceil(v*100)))

@@ -81,7 +81,12 @@ func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
 type partLimits struct {
 	maxCPUs, totalCPUs        uint32
 	maxMem, maxGPUs, maxShard uint64
-	nodes                     int
+	// maxTyped is the most GPUs of each type (lower case) one node has;
+	// gpuType the one type every GPU node of the partition has ("" when
+	// they differ or name none): what an untyped request gets.
+	maxTyped map[string]uint64
+	gpuType  string
+	nodes    int
 }
 
 func (cl *cluster) limitsOf(p *conf.Partition) partLimits {
@@ -92,10 +97,21 @@ func (cl *cluster) limitsOf(p *conf.Partition) partLimits {
 			continue
 		}
 		l.maxGPUs = max(l.maxGPUs, gpuCount(n.Gres))
+		for typ, k := range gpuTypes(n.Gres) {
+			if l.maxTyped == nil {
+				l.maxTyped = map[string]uint64{}
+			}
+			l.maxTyped[typ] = max(l.maxTyped[typ], k)
+		}
 		l.maxShard = max(l.maxShard, gresCount(n.Gres, "shard"), gresCount(n.Gres, "mps"))
 		l.maxCPUs = max(l.maxCPUs, uint32(n.CPUs))
 		l.maxMem = max(l.maxMem, n.RealMemory)
 		l.totalCPUs += uint32(n.CPUs)
+	}
+	if len(l.maxTyped) == 1 {
+		for typ := range l.maxTyped {
+			l.gpuType = typ
+		}
 	}
 	l.nodes = len(p.Nodes)
 	return l

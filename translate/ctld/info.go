@@ -3,6 +3,7 @@ package ctld
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -423,6 +424,27 @@ func nodeTRES(n *conf.Node, gpus bool) string {
 }
 
 func gpuCount(gres string) uint64 { return gresCount(gres, "gpu") }
+
+// gpuTypes is how many GPUs of each named type (lower case) a node's Gres
+// string has ("gpu:a100:2,gpu:v100:1"); untyped GPUs are not in it.
+func gpuTypes(gres string) map[string]uint64 {
+	var out map[string]uint64
+	for _, g := range strings.Split(gres, ",") {
+		parts := strings.Split(g, ":")
+		if len(parts) != 3 || parts[0] != "gpu" {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.SplitN(parts[2], "(", 2)[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]uint64{}
+		}
+		out[strings.ToLower(parts[1])] += n
+	}
+	return out
+}
 
 // gresCount is how many of gres name a node's Gres string has.
 func gresCount(gres, name string) uint64 {

@@ -488,6 +488,14 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		}
 	}
 	spec := sessionShape(j)
+	if spec.GPUType == "" && spec.GPUsPerNode > 0 {
+		// An untyped request gets the partition's accelerator (an engine
+		// names the family of its slots: cuda, rocm, ...).
+		cl := c.cluster()
+		if p := cl.part(j.Partition); p != nil {
+			spec.GPUType = cl.partLimits(p).gpuType
+		}
+	}
 	mem := spec.MemPerNodeMB
 	spec.Name, spec.JobID, spec.ResourceGroup = "slurm-"+jobLabel(j), j.ID, j.Partition
 	spec.Priority = int64(j.Priority) - int64(j.Nice)

@@ -433,7 +433,13 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	if j.MinCPUs > totalCPUs || uint32(j.CPUsPerTask) > maxCPUs {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
 	}
-	if g := uint64(gpusPerNode(j)); g > maxGPUs {
+	if typ := strings.ToLower(gresGPUType(j)); typ != "" {
+		// A named type is matched as slurmctld matches it: only nodes
+		// with GPUs of that type count.
+		if g := uint64(gpusPerNode(j)); g > l.maxTyped[typ] {
+			return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d GPUs of type %s per node requested, partition %s nodes have at most %d", g, typ, p.Name, l.maxTyped[typ])
+		}
+	} else if g := uint64(gpusPerNode(j)); g > maxGPUs {
 		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d GPUs per node requested, partition %s nodes have at most %d", g, p.Name, maxGPUs)
 	}
 	if sh := uint64(gresShare(j)); sh > 0 && maxShards == 0 {
