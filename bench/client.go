@@ -230,7 +230,7 @@ func (c *caller) call(addr string, req []byte, buf *[]byte) ([]byte, *rpcError) 
 	if err != nil {
 		return nil, classifyRead(err, n)
 	}
-	total, ferr := codec.FrameLen(b)
+	total, ferr := codec.ReplyFrameLen(b)
 	if ferr != nil || total < 4+codec.HeaderLen {
 		return nil, &rpcError{Kind: ErrBadFrame, Err: ferr}
 	}

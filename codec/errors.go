@@ -38,6 +38,7 @@ const (
 	ESLURM_BAD_TASK_COUNT                = 2025
 	ESLURM_NOT_SUPPORTED                 = 2036
 	ESLURM_DISABLED                      = 2037
+	ESLURM_DUPLICATE_STEP_ID             = 2110
 	ESLURM_DEPENDENCY                    = 2038
 	ESLURM_BATCH_ONLY                    = 2039
 	ESLURM_INVALID_TASK_MEMORY           = 2044

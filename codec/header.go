@@ -23,6 +23,10 @@ const (
 // script), so we cut far lower to bound memory per connection.
 const MaxFrame = 64 << 20
 
+// MaxReplyFrame bounds a reply a client reads: Slurm's MAX_MSG_SIZE (a
+// listing of 200,000 jobs is well over MaxFrame).
+const MaxReplyFrame = 1 << 30
+
 // Header is the fixed message header. Forwarding and ret lists are never
 // used between clients and the controller; a header carrying them is
 // decoded (so the body is found) but their contents are skipped.
@@ -49,12 +53,17 @@ type Frame struct {
 
 // FrameLen returns the total length of the frame at the start of b
 // (4-byte prefix included), or 0 if fewer than 4 bytes are available.
-func FrameLen(b []byte) (int, error) {
+func FrameLen(b []byte) (int, error) { return frameLen(b, MaxFrame) }
+
+// ReplyFrameLen is FrameLen for a reply, bounded by MaxReplyFrame.
+func ReplyFrameLen(b []byte) (int, error) { return frameLen(b, MaxReplyFrame) }
+
+func frameLen(b []byte, limit uint32) (int, error) {
 	if len(b) < 4 {
 		return 0, nil
 	}
 	n := binary.BigEndian.Uint32(b)
-	if n > MaxFrame {
+	if n > limit {
 		return 0, ErrTooLarge
 	}
 	return int(n) + 4, nil

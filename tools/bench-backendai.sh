@@ -16,7 +16,9 @@
 #
 # Knobs: JOBS (default 100000), AGENTS (default 2000, 64 cores each),
 # SWEEP (default 1,8,64), DURATION (5s), PORT (base, default 27800),
-# DIR (default /srv/slurm-frontend/bench-bai), BIN, OUT (./bench-backendai).
+# DIR (default /srv/slurm-frontend/bench-bai), BIN, OUT (./bench-backendai),
+# PPROF (a loopback port: the Backend.AI frontend serves Go's pprof there,
+# FrontendDebugListen, to profile a stage while it runs).
 # It starts everything it measures and stops exactly that (by PID).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +92,7 @@ DBL_BASE=$(rss_kb $DBL_PID)
 grep -E '^(ClusterName|GresTypes|NodeName|PartitionName)=' "$ROOT/codec/testdata/slurm-24.11/slurm.conf" >"$DIR/embedded.conf"
 printf 'ClusterName=baibench\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=http://127.0.0.1:%d\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n' \
 	$DBL_PORT "$DIR/keypair" >"$DIR/backendai.conf"
+[ -n "${PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$PPROF" >>"$DIR/backendai.conf"
 log "starting slurm-frontend (embedded) on $EMB_PORT and (Backend.AI) on $BAI_PORT"
 "$BIN" serve --config "$DIR/embedded.conf" --listen 127.0.0.1:$EMB_PORT --state-dir "$DIR/emb-state" --munge-key "$KEY" 2>"$DIR/embedded.log" &
 EMB_PID=$!

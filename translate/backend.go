@@ -177,6 +177,12 @@ type SessionSpec struct {
 
 	// Resource hints passed through to Backend.AI's agent selection.
 	NUMA, RDMA, GPUDirect bool
+
+	// Interactive: an allocation (salloc, srun outside a job): the
+	// session runs no script of its own but holds its resources for
+	// the job's steps until it is destroyed or its time limit passes.
+	// Engines that need a command to hold a session run Script.
+	Interactive bool
 }
 
 // Rlimit is one propagated soft resource limit.
@@ -354,6 +360,22 @@ type (
 	// owns nothing of them once Start returns.
 	StepExecutor interface {
 		ExecTask(ctx context.Context, id SessionID, t *StepTask) (TaskProc, error)
+	}
+	// StepGroupExecutor starts all of a step's tasks on one node at once
+	// (an engine whose sessions run one command at a time: one command
+	// starts them all, as slurmstepd does). Preferred to StepExecutor.
+	StepGroupExecutor interface {
+		ExecTasks(ctx context.Context, id SessionID, tasks []*StepTask) ([]TaskProc, error)
+	}
+	// StepRefuser refuses, at step creation, the steps an engine cannot
+	// run (wrapping ErrNotSupported, naming what is missing): batch is
+	// whether the job is a batch job (else an allocation), nodes how
+	// many nodes the step uses.
+	StepRefuser interface {
+		RefuseStep(batch bool, nodes uint32) error
+		// RefuseStepSignal refuses signals the engine cannot deliver
+		// to a step's tasks (scancel J.S), saying why.
+		RefuseStepSignal(sig int) error
 	}
 	// ParallelCreator is an engine whose creates are round trips that
 	// may overlap (a remote manager, which orders its queue by priority

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -224,22 +226,85 @@ func TestBackendAIGPUShares(t *testing.T) {
 	}
 }
 
-// TestBackendAIInteractive: salloc on Backend.AI holds a session for the
-// allocation; a step (srun) there is refused up front with a clear
-// error, not run with other semantics or left hanging: the manager's
-// streaming API is not wired to the node stand-ins yet.
+// TestBackendAIInteractive: salloc on Backend.AI holds an interactive
+// session for the allocation, and srun's tasks run in it through the
+// manager's streaming execute API (each node's tasks started together by
+// one command); what the manager cannot do (a terminal, steps inside a
+// batch session, whose kernel the batch script holds) is refused up front
+// with an error naming what is missing, not run with other semantics or
+// left hanging.
 func TestBackendAIInteractive(t *testing.T) {
-	_, f := baiFrontend(t, nil, "")
-	dir, ru := slurmDir(t, f, "bai-salloc-")
-	out, errs, code := ru.run("24.11", "salloc", "-n", "1", "--mem=2G", "sh", "-c", "echo in-$SLURM_JOB_ID; srun true; echo srun-$?")
-	if code != 0 || !strings.Contains(errs, "Granted job allocation") || !strings.Contains(out, "srun-1") {
-		t.Fatalf("salloc on Backend.AI: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 20))
+	d, f := baiFrontend(t, nil, "")
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			dir, ru := slurmDir(t, f, "bai-salloc-")
+			out, errs, code := ru.run(rel, "salloc", "-n", "3", "--mem=2G", "sh", "-c",
+				"echo in-$SLURM_JOB_ID; srun -n 2 sh -c 'echo task $SLURM_PROCID of $SLURM_NTASKS as $(id -u) in $PWD'; "+
+					"srun -l -n 3 echo x; srun -n 1 sh -c 'echo out; echo err >&2; exit 5'; echo srun-$?; "+
+					// A signal cannot reach a step's tasks there: refused.
+					"srun -n 1 sleep 20 & sleep 3; scancel $SLURM_JOB_ID.3; echo scancel-$?")
+			if code != 0 || !strings.Contains(errs, "Granted job allocation") {
+				t.Fatalf("salloc on Backend.AI: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 30))
+			}
+			id := atoi(regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(errs)[1])
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			want := []string{fmt.Sprintf("in-%d", id),
+				"task 0 of 2 as 64030 in " + dir, "task 1 of 2 as 64030 in " + dir,
+				"0: x", "1: x", "2: x", "out", "srun-5"}
+			var got []string
+			for _, l := range lines {
+				if strings.HasPrefix(l, "scancel-") {
+					if l == "scancel-0" {
+						t.Errorf("scancel of a step on Backend.AI succeeded")
+					}
+					continue
+				}
+				got = append(got, l)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("salloc + srun on Backend.AI: output\n%s\nwant (any order) %q\nstderr:\n%s\n%s", out, want, errs, lastLines(f.Logs(), 30))
+			}
+			if !strings.Contains(errs, "not supported") {
+				t.Errorf("scancel of a step on Backend.AI: %q, want a refusal", errs)
+			}
+			if !strings.Contains(errs, "err\n") {
+				t.Errorf("srun's task stderr did not reach srun: %q", errs)
+			}
+			// The allocation was an interactive session, and ended with
+			// salloc.
+			found := false
+			for _, s := range d.Sessions() {
+				if s.Name == fmt.Sprintf("slurm-%d", id) {
+					found = true
+					if !strings.EqualFold(s.Type, "interactive") {
+						t.Errorf("allocation %d: a %s session, want interactive", id, s.Type)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("allocation %d: no session in the double", id)
+			}
+			waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+		})
 	}
-	if !strings.Contains(errs, "Unable to create step") || !strings.Contains(errs, "not supported") {
-		t.Errorf("srun in a Backend.AI allocation: %q, want a refusal naming what is missing", errs)
+	// srun on its own: its allocation and its step.
+	dir, ru := slurmDir(t, f, "bai-srun-")
+	if out := ru.mustRun("24.11", "srun", "-n", "2", "--mem=2G", "echo", "alone"); out != "alone\nalone\n" {
+		t.Errorf("srun -n 2 echo alone on Backend.AI: %q", out)
 	}
-	id := atoi(regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(errs)[1])
+	// srun --pty, on a terminal: refused, saying why.
+	term := startOnTerminal(t, f, dir, "24.11", 40, 120, "srun", "--pty", "--mem=2G", "true")
+	term.expect(regexp.MustCompile(`launch failed.*Requested operation not supported on this system`), 0, 60*time.Second)
+	// srun inside a batch session: refused, and the script goes on.
+	sub := ru.mustRun("22.05", "sbatch", "-o", filepath.Join(dir, "batch.out"), "--mem=2G", "--wrap", "srun true; echo srun-$?")
+	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
 	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+	b, _ := os.ReadFile(filepath.Join(dir, "batch.out"))
+	if !strings.Contains(string(b), "srun-1") || !strings.Contains(string(b), "batch session") {
+		t.Errorf("srun in a Backend.AI batch job: output %q, want a refusal naming the batch session", b)
+	}
 }
 
 // TestBackendAIImageMinimum: a --mem below what the job's image needs is

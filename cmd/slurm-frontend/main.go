@@ -215,10 +215,12 @@ func serve(args []string) error {
 		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
 		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger, Caller: caller,
 	}
-	se, steps := exec.(translate.StepExecutor)
+	se, single := exec.(translate.StepExecutor)
+	ge, group := exec.(translate.StepGroupExecutor)
+	steps := single || group
 	if steps {
 		opts.CredKey, opts.Steps = credKey(s.mungeKey), nodes
-		nodes.Exec = se
+		nodes.Exec, nodes.Group = se, ge
 	}
 	ctl, err := ctld.New(context.Background(), opts)
 	if err != nil {
@@ -348,7 +350,7 @@ func clientConf(args []string, w io.Writer) error {
 	for _, n := range s.cfg.Nodes {
 		nodeAddr, nodePort := advertised(s, n, eps)
 		fmt.Fprintf(w, "NodeName=%s NodeAddr=%s", n.Name, nodeAddr)
-		if s.backend != "backendai" && nodePort != 0 {
+		if nodePort != 0 {
 			fmt.Fprintf(w, " Port=%d", nodePort)
 		}
 		fmt.Fprintf(w, " CPUs=%d Boards=%d SocketsPerBoard=%d CoresPerSocket=%d ThreadsPerCore=%d RealMemory=%d",

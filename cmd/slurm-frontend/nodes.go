@@ -38,6 +38,11 @@ func nodeEndpoints(s *settings) []edge.NodeEndpoint {
 		ctlAddr = netip.IPv4Unspecified()
 	}
 	local := localAddrs()
+	if s.backend == "backendai" {
+		// Agents come and go: one listener stands for every node, and
+		// a launch says which node it is for (steps there use one).
+		return []edge.NodeEndpoint{{Name: "", Addr: netip.AddrPortFrom(ctlAddr, base)}}
+	}
 	var out []edge.NodeEndpoint
 	for i, n := range s.cfg.Nodes {
 		port := n.Port
@@ -59,7 +64,7 @@ func nodeEndpoints(s *settings) []edge.NodeEndpoint {
 // advertised is the NodeAddr and Port a login node uses for node n.
 func advertised(s *settings, n conf.Node, eps []edge.NodeEndpoint) (string, uint16) {
 	for _, ep := range eps {
-		if ep.Name != n.Name {
+		if ep.Name != n.Name && ep.Name != "" { // "": every node's
 			continue
 		}
 		if ep.Addr.Addr().IsUnspecified() {

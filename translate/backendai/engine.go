@@ -96,6 +96,13 @@ type tracked struct {
 	status translate.SessionStatus
 	nodes  []string
 	ending bool // its end is being read
+	// limit is an interactive session's time limit, which the manager
+	// does not enforce (batch_timeout is for batch sessions): the engine
+	// destroys it once it has run that long (timer), and its end is
+	// then TIMEOUT (timedOut).
+	limit    time.Duration
+	timer    *time.Timer
+	timedOut bool
 }
 
 // exitMarker starts the line the startup command writes to the container
@@ -526,8 +533,13 @@ func (e *Engine) CreateSession(ctx context.Context, spec translate.SessionSpec) 
 	if spec.Nodes > 1 {
 		req.ClusterMode, req.ClusterSize = MultiNode, int(spec.Nodes)
 	}
-	if spec.TimeLimit > 0 {
+	if spec.TimeLimit > 0 && !spec.Interactive {
 		req.BatchTimeout = spec.TimeLimit
+	}
+	if spec.Interactive {
+		// An allocation: an interactive session runs no command of its
+		// own, so its kernel is free for the steps' commands.
+		req.Interactive, req.StartupCommand, req.StartsAt = true, "", time.Time{}
 	}
 	cs, err := e.c.CreateBatchSession(ctx, req)
 	if err != nil {
@@ -537,6 +549,9 @@ func (e *Engine) CreateSession(ctx context.Context, spec translate.SessionSpec) 
 	if _, ok := e.sessions[cs.SessionID]; !ok {
 		// No status yet: the stream's first event (PENDING) is passed on.
 		e.sessions[cs.SessionID] = &tracked{job: spec.JobID, owner: u.MainAccessKey}
+	}
+	if spec.Interactive && spec.TimeLimit > 0 {
+		e.sessions[cs.SessionID].limit = spec.TimeLimit
 	}
 	e.mu.Unlock()
 	return translate.SessionID(cs.SessionID), nil
@@ -772,6 +787,19 @@ func (e *Engine) info(s *Session, job uint32, logs string, haveLogs bool) transl
 	}
 	in.Reason = translate.EndReason(s.StatusInfo)
 	in.Usage = usageOf(s.Kernels)
+	e.mu.Lock()
+	if t := e.sessions[s.ID]; t != nil {
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		if t.timedOut {
+			// Destroyed by the engine at its time limit.
+			e.mu.Unlock()
+			in.Reason = translate.ReasonTaskTimeout
+			return in
+		}
+	}
+	e.mu.Unlock()
 	code, found, launched := exitFromLog(logs)
 	stale := false
 	for _, k := range s.Kernels {
@@ -990,6 +1018,28 @@ func (e *Engine) track(id string, job uint32, owner string, st translate.Session
 	}
 }
 
+// armLimit starts an interactive session's time limit, counted from when
+// it began running.
+func (e *Engine) armLimit(sid string, running time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.sessions[sid]
+	if t == nil || t.limit <= 0 || t.timer != nil {
+		return
+	}
+	t.timer = time.AfterFunc(max(0, t.limit-time.Since(running)), func() {
+		e.mu.Lock()
+		t.timedOut = true
+		e.mu.Unlock()
+		e.cfg.Logger.Printf("backend.ai: session %s (job %d): time limit %v reached: destroying it", sid, t.job, t.limit)
+		ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
+		defer cancel()
+		if err := e.DestroySession(ctx, translate.SessionID(sid), false); err != nil {
+			e.cfg.Logger.Printf("backend.ai: session %s: destroy at its time limit: %v", sid, err)
+		}
+	})
+}
+
 // eachLimit runs f over xs, n at a time.
 func eachLimit[T any](xs []T, n int, f func(T)) {
 	sem := make(chan struct{}, n)
@@ -1101,6 +1151,7 @@ func (e *Engine) onEvent(ev Event) error {
 				}
 				e.track(sid, job, "", st, s.AgentIDs)
 			}
+			e.armLimit(sid, out.Time)
 		}
 		e.send(out)
 	}

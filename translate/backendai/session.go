@@ -133,8 +133,12 @@ type CreateSessionRequest struct {
 	Mounts         []Mount
 	Environ        map[string]string
 	// StartupCommand is the batch command, run through a shell in the
-	// main container; required.
-	StartupCommand  string
+	// main container; required unless Interactive.
+	StartupCommand string
+	// Interactive makes an interactive session (no startup command, no
+	// starts_at or batch_timeout: the manager accepts those for batch
+	// sessions only).
+	Interactive     bool
 	BootstrapScript string        // plain script text; "" = the owner keypair's
 	StartsAt        time.Time     // deferred start (batch only); zero = none
 	BatchTimeout    time.Duration // run-time limit; 0 = none (rounded up to seconds)
@@ -213,8 +217,10 @@ func buildCreateBody(r CreateSessionRequest) (*createBody, error) {
 		return nil, bad("domain is required (the manager would assume \"default\")")
 	case r.Group == "":
 		return nil, bad("group (project) is required")
-	case strings.TrimSpace(r.StartupCommand) == "":
+	case !r.Interactive && strings.TrimSpace(r.StartupCommand) == "":
 		return nil, bad("a batch session needs a startup command")
+	case r.Interactive && (r.StartupCommand != "" || !r.StartsAt.IsZero() || r.BatchTimeout != 0):
+		return nil, bad("an interactive session takes no startup command, starts_at or batch_timeout")
 	case len(r.Tag) > maxTagLen:
 		return nil, bad("tag longer than %d characters", maxTagLen)
 	case r.ClusterSize < 0:
@@ -228,7 +234,7 @@ func buildCreateBody(r CreateSessionRequest) (*createBody, error) {
 		Name:            r.Name,
 		Image:           r.Image,
 		Architecture:    r.Architecture,
-		Type:            "batch",
+		Type:            map[bool]string{false: "batch", true: "interactive"}[r.Interactive],
 		Group:           r.Group,
 		Domain:          r.Domain,
 		ClusterSize:     r.ClusterSize,

@@ -150,6 +150,9 @@ func (c *Controller) allocation(j *state.Job) codec.ResourceAllocation {
 		UID: j.UserID, GID: j.GroupID, UserName: j.UserName, GroupName: groupName(j.GroupID),
 		NtasksPerBoard: codec.NoVal16, NtasksPerCore: codec.NoVal16, NtasksPerTres: codec.NoVal16, NtasksPerSocket: codec.NoVal16,
 		TresPerNode: j.TresPerNode, SelectPluginID: selectConsTres,
+		// 25.11+ name the job by a step id of no step (srun takes a
+		// step id other than NO_VAL as the one to ask for).
+		StepID: codec.NoVal, StepHetComp: codec.NoVal,
 	}
 	if j.MemPerCPUMB > 0 {
 		a.PnMinMemory = j.MemPerCPUMB | memPerCPUFlag

@@ -488,6 +488,7 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		}
 	}
 	spec := sessionShape(j)
+	spec.Interactive = j.Origin == originAlloc
 	if spec.GPUType == "" && spec.GPUsPerNode > 0 {
 		// An untyped request gets the partition's accelerator (an engine
 		// names the family of its slots: cuda, rocm, ...).

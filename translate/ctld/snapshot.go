@@ -148,21 +148,48 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 	s := &Snapshot{c: c, cl: cl, topo: cl.topo}
 	s.jobs = append([]*jobEntry(nil), c.jobs...)
 	s.steps = c.stepInfos()
-	if !slices.IsSortedFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) }) {
-		// IDs only grow, so this does not happen; lookups depend on it.
-		slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) })
-	}
-	for _, e := range s.jobs {
-		if codec.JobIsRunning(e.state) || e.state&codec.JOB_COMPLETING != 0 {
-			s.holders = append(s.holders, e)
+	for i := 1; i < len(s.jobs); i++ {
+		if s.jobs[i-1].id >= s.jobs[i].id {
+			// IDs only grow, so this does not happen; lookups depend on it.
+			slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) })
+			break
 		}
+	}
+	// The jobs holding nodes. Most rebuilds (a submission, a pending
+	// job's change) leave them as they were: they are compared with the
+	// old list as they are found, and a new list is made only from the
+	// first difference (at 100,000 running jobs a list per submission
+	// was most of the garbage a submission made).
+	var prev []*jobEntry
+	if old != nil {
+		prev = old.holders
+	}
+	same, k := true, 0
+	for _, e := range s.jobs {
+		if !codec.JobIsRunning(e.state) && e.state&codec.JOB_COMPLETING == 0 {
+			continue
+		}
+		if same {
+			if k < len(prev) && prev[k] == e {
+				k++
+				continue
+			}
+			same = false
+			s.holders = make([]*jobEntry, k, len(prev)+16)
+			copy(s.holders, prev[:k])
+		}
+		s.holders = append(s.holders, e)
+	}
+	unchanged := same && k == len(prev)
+	if same {
+		s.holders = prev[:k:k] // the old list, or a prefix of it (entries are immutable)
 	}
 	// Entries are immutable and the old snapshot keeps its own alive, so
 	// the same entries in the same order mean the same allocation: most
-	// rebuilds (a submission, a pending job's change) reuse it instead
-	// of walking every running job's nodes again.
+	// rebuilds reuse it instead of walking every running job's nodes
+	// again.
 	switch {
-	case old != nil && old.cl == cl && slices.Equal(old.holders, s.holders):
+	case old != nil && old.cl == cl && unchanged:
 		s.alloc = old.alloc
 	case old != nil && old.cl == cl:
 		// A few jobs started or ended (an event): the old allocation

@@ -77,7 +77,9 @@ func (c *Controller) stepCreate(req *Request) Reply {
 	if err := m.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	if _, ok := c.opt.Exec.(translate.StepExecutor); !ok || len(c.opt.CredKey) == 0 {
+	_, single := c.opt.Exec.(translate.StepExecutor)
+	_, group := c.opt.Exec.(translate.StepGroupExecutor)
+	if (!single && !group) || len(c.opt.CredKey) == 0 {
 		c.logf("step for job %d: this engine runs no job steps", m.StepID.JobID)
 		return refusal(userErr(codec.ESLURM_NOT_SUPPORTED, "job steps (srun) are not supported by this engine"), req.Version)
 	}
@@ -129,6 +131,12 @@ func (c *Controller) stepCreate(req *Request) Reply {
 	if int(tasks) < len(nodes) {
 		nodes = nodes[:tasks]
 	}
+	if sr, ok := c.opt.Exec.(translate.StepRefuser); ok {
+		if err := sr.RefuseStep(j.Origin == "", uint32(len(nodes))); err != nil {
+			c.logf("step for job %d refused: %v", j.ID, err)
+			return refusal(userErr(engineCode(err), err.Error()), req.Version)
+		}
+	}
 	if m.NumTasks != codec.NoVal && m.CPUCount != codec.NoVal && tasks > max(j.MinCPUs, 1) && m.Flags&codec.StepFlagOvercommit == 0 {
 		// More tasks than the job has CPUs (and no --overcommit): as
 		// slurmctld, which cannot lay them out.
@@ -140,9 +148,20 @@ func (c *Controller) stepCreate(req *Request) Reply {
 		c.steps[j.ID] = js
 	}
 	id := js.next
-	if m.Flags&codec.StepFlagInteractive != 0 {
+	switch want := m.StepID.StepID; {
+	case m.Flags&codec.StepFlagInteractive != 0:
 		id = codec.SLURM_INTERACTIVE_STEP
-	} else {
+	case want != codec.NoVal:
+		// A step id srun asks for (26.05's srun does, inside an
+		// allocation): taken as slurmctld takes it, unless live.
+		if _, live := js.live[want]; live {
+			return rcReply(codec.ESLURM_DUPLICATE_STEP_ID)
+		}
+		id = want
+		if m.StepID.StepHetComp == codec.NoVal {
+			js.next = max(js.next, want) + 1
+		}
+	default:
 		js.next++
 	}
 	s := &step{id: id, name: m.Name, nodes: nodes, nodeList: hostlist.Compress(nodes), tasks: tasks,
@@ -353,6 +372,12 @@ func (c *Controller) cancelStep(req *Request) Reply {
 	sig := int(m.Signal)
 	if sig == 0 || sig == int(codec.NoVal16) {
 		sig = 9
+	}
+	if sr, ok := c.opt.Exec.(translate.StepRefuser); ok {
+		if err := sr.RefuseStepSignal(sig); err != nil {
+			c.logf("signal %d to step %d.%d refused: %v", sig, jobID, stepID, err)
+			return refusal(userErr(engineCode(err), err.Error()), req.Version)
+		}
 	}
 	if c.opt.Steps == nil || !c.opt.Steps.SignalStep(jobID, stepID, sig) {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)

@@ -75,6 +75,7 @@ const credTTL = 120 * time.Second
 type Service struct {
 	Ctl      Controller
 	Exec     translate.StepExecutor
+	Group    translate.StepGroupExecutor // preferred to Exec when set
 	Call     Caller
 	Log      *log.Logger
 	SlurmUID uint32
@@ -153,6 +154,10 @@ func (s *Service) SignalStep(jobID, stepID uint32, sig int) bool {
 }
 
 func (s *Service) signal(k stepKey, sig int, uid uint32) bool {
+	if k.node == "" {
+		// The shared node listener: the step wherever it runs.
+		return s.SignalStep(k.job, k.step, sig)
+	}
 	s.mu.Lock()
 	ns := s.steps[k]
 	s.mu.Unlock()
@@ -183,6 +188,14 @@ func (s *Service) launch(node string, req *Request) Reply {
 	}
 	cr := &m.Cred
 	nodes := expand(m.CompleteNodelist)
+	if node == "" {
+		// The listener every node shares (an engine whose nodes come
+		// and go: Backend.AI's agents): a one-node step says its node.
+		if len(nodes) != 1 {
+			return refuse(codec.ESLURM_NOT_SUPPORTED, "a step over %d nodes on the shared node listener", len(nodes))
+		}
+		node = nodes[0]
+	}
 	idx := slices.Index(nodes, node)
 	switch {
 	case idx < 0:
@@ -286,6 +299,14 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		pty              *os.File // the terminal's master (srun --pty, task 0)
 		outDone, errDone chan struct{}
 	}
+	type prepared struct {
+		st                 *started
+		spec               *translate.StepTask
+		closeAfter         []*os.File
+		relayOut, relayErr *os.File
+		env                []string
+	}
+	var preps []*prepared
 	var all []*started
 	var pids []uint32
 	failed := uint32(0)
@@ -294,8 +315,8 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		env := taskEnv(m, key.node, idx, g, uint32(l), gtids, req.Peer)
 		st := &started{t: t, outDone: make(chan struct{}), errDone: make(chan struct{})}
 		spec := &translate.StepTask{Node: key.node, Argv: m.Argv, Env: env, Cwd: m.Cwd, UID: m.Cred.UID, GID: m.Cred.GID, Groups: m.Cred.GIDs}
-		var closeAfter []*os.File
-		var relayOut, relayErr *os.File
+		pr := &prepared{st: st, spec: spec, env: env}
+		preps = append(preps, pr)
 		switch {
 		case usePTY && g == 0:
 			master, tty, err := openPTY(env)
@@ -304,8 +325,8 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 				failed = esExecveFailed
 			} else {
 				spec.Stdin, spec.Stdout, spec.Stderr, spec.PTY = tty, tty, tty, true
-				closeAfter = append(closeAfter, tty)
-				relayOut, st.stdin, st.pty = master, master, master
+				pr.closeAfter = append(pr.closeAfter, tty)
+				pr.relayOut, st.stdin, st.pty = master, master, master
 				close(st.errDone)
 			}
 		case usePTY:
@@ -318,52 +339,78 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 			} else {
 				inR, inW, _ := os.Pipe()
 				spec.Stdin, st.stdin = inR, inW
-				closeAfter = append(closeAfter, inR)
+				pr.closeAfter = append(pr.closeAfter, inR)
 			}
 			if isFile(m.OFName) {
 				spec.OutPath = names.expand(m.OFName)
 				close(st.outDone)
 			} else {
 				outR, outW, _ := os.Pipe()
-				spec.Stdout, relayOut = outW, outR
-				closeAfter = append(closeAfter, outW)
+				spec.Stdout, pr.relayOut = outW, outR
+				pr.closeAfter = append(pr.closeAfter, outW)
 			}
 			if isFile(m.EFName) {
 				spec.ErrPath = names.expand(m.EFName)
 				close(st.errDone)
 			} else {
 				errR, errW, _ := os.Pipe()
-				spec.Stderr, relayErr = errW, errR
-				closeAfter = append(closeAfter, errW)
+				spec.Stderr, pr.relayErr = errW, errR
+				pr.closeAfter = append(pr.closeAfter, errW)
 			}
 			spec.AppendOut = m.OpenMode == 1 // OPEN_MODE_APPEND
 		}
 		if failed != 0 {
 			break
 		}
-		p, err := s.Exec.ExecTask(context.Background(), sid, spec)
-		for _, f := range closeAfter {
+	}
+	// Start them: all at once where the engine can, else one by one.
+	var procs []translate.TaskProc
+	if failed == 0 {
+		if s.Group != nil {
+			specs := make([]*translate.StepTask, len(preps))
+			for i, pr := range preps {
+				specs[i] = pr.spec
+			}
+			ps, err := s.Group.ExecTasks(context.Background(), sid, specs)
+			if err != nil {
+				s.logf("node %s: step %d.%d: %v", key.node, key.job, key.step, err)
+				failed = launchCode(err)
+			}
+			procs = ps
+		} else {
+			for i, pr := range preps {
+				p, err := s.Exec.ExecTask(context.Background(), sid, pr.spec)
+				if err != nil {
+					s.logf("node %s: step %d.%d task %d: %v", key.node, key.job, key.step, gtids[i], err)
+					failed = launchCode(err)
+					break
+				}
+				procs = append(procs, p)
+			}
+		}
+	}
+	for i, pr := range preps {
+		for _, f := range pr.closeAfter {
 			f.Close()
 		}
-		if err != nil {
-			for _, f := range []*os.File{st.stdin, relayOut, relayErr} {
+		if i >= len(procs) {
+			for _, f := range []*os.File{pr.st.stdin, pr.relayOut, pr.relayErr} {
 				if f != nil {
 					f.Close()
 				}
 			}
-			s.logf("node %s: step %d.%d task %d: %v", key.node, key.job, key.step, g, err)
-			failed = esExecveFailed
-			break
+			continue
 		}
-		t.proc = p
-		if relayOut != nil {
-			go out.relay(relayOut, codec.IOStdout, uint16(g), uint16(l), st.outDone)
+		st, p := pr.st, procs[i]
+		st.t.proc = p
+		if pr.relayOut != nil {
+			go out.relay(pr.relayOut, codec.IOStdout, uint16(st.t.gtid), uint16(st.t.ltid), st.outDone)
 		}
-		if relayErr != nil {
-			go out.relay(relayErr, codec.IOStderr, uint16(g), uint16(l), st.errDone)
+		if pr.relayErr != nil {
+			go out.relay(pr.relayErr, codec.IOStderr, uint16(st.t.gtid), uint16(st.t.ltid), st.errDone)
 		}
 		if st.pty != nil {
-			go s.windowSizes(req.Peer, env, st.pty)
+			go s.windowSizes(req.Peer, pr.env, st.pty)
 		}
 		all = append(all, st)
 		pids = append(pids, uint32(max(p.PID(), 0)))
@@ -423,6 +470,16 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	s.ioIn.Add(got)
 	s.logf("node %s: step %d.%d ended: %d tasks, status %#x, %d bytes of output to srun, %d bytes of input from it", key.node, key.job, key.step, len(all), maxRC, sent, got)
 	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC)
+}
+
+// launchCode is the code srun is told for a launch the engine refused:
+// what the engine cannot do at all says so, anything else is slurmd's
+// execve failure.
+func launchCode(err error) uint32 {
+	if errors.Is(err, translate.ErrNotSupported) {
+		return codec.ESLURM_NOT_SUPPORTED
+	}
+	return esExecveFailed
 }
 
 // launchFailed tells srun that the node's tasks could not start.

@@ -11,7 +11,10 @@
 // Two modes: ModeScale runs no processes (a batch session "runs" for
 // Options.RunTime, or until destroyed); ModeRun runs each batch session's
 // startup command for real, as the owner's container uid/gid, through
-// the embedded engine of package translate/local.
+// the embedded engine of package translate/local, and gives every other
+// session's main kernel a waiting "container" process in which the
+// streaming execute (GET /stream/session/{name}/execute, stream.go) runs
+// commands as the kernel runner would (kexec.go).
 package double
 
 import (

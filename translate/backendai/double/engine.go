@@ -226,6 +226,9 @@ func (e *engine) setKernel(k *kernel, st Status, now time.Time, info *string) {
 	}
 	if st.terminal() {
 		e.d.freeKernel(k)
+		if k.x != nil {
+			k.x.gone()
+		}
 	}
 }
 
@@ -245,6 +248,8 @@ func (e *engine) promote(s *session, st Status, now time.Time, reason string, mo
 		// main kernel.
 		if s.typ == "BATCH" {
 			e.startBatch(s, now)
+		} else if e.d.run != nil {
+			e.d.run.startIdle(s.main())
 		}
 	case StTerminated:
 		s.rg.scheduleNeeded = true // TERMINATED marks SCHEDULE

@@ -27,7 +27,7 @@ type rctx struct {
 	apiMajor   int
 	apiRev     string
 	vars       map[string]string
-	streamed   bool // the handler wrote the response itself (SSE)
+	streamed   bool // the handler wrote the response itself (SSE, WebSocket)
 	body       []byte
 	bodyRead   bool
 	bodyAbsent bool
@@ -69,7 +69,9 @@ func (d *Double) routes() []route {
 		{"GET", sp("scaling-groups"), ar, d.hScalingGroups},
 		{"GET", sp("config/resource-slots"), a, d.hResourceSlots},
 		{"GET", sp("folders"), ar, d.hListFolders},
+		{"POST", sp("session/{session_name}/interrupt"), ra, d.hInterrupt},
 		{"GET", sp("events/session"), ra, d.hSessionEvents},
+		{"GET", sp("stream/session/{session_name}/execute"), ra, d.hStreamExecute},
 		{"GET", sp("auth"), a, d.hAuthTest},
 		{"GET", sp("auth/test"), a, d.hAuthTest},
 		{"POST", sp("auth"), a, d.hAuthTestPost},

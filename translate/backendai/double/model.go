@@ -285,6 +285,9 @@ type kernel struct {
 	proc             procState
 	killing          bool
 	killForced       bool
+	idle             bool          // run mode: a non-batch kernel's waiting container process
+	ready            chan struct{} // run mode: closed once the container runs (or failed)
+	x                *kexec        // run mode: the main kernel's kernel runner
 }
 
 type session struct {

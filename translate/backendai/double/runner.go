@@ -22,8 +22,11 @@ import (
 // environment plus _BACKEND_BATCH_MODE=1). It runs through the embedded
 // engine (translate/local), as the kernel's uid/gid/groups, in a scratch
 // directory standing for /home/work, its stdout and stderr captured as
-// the container log. Destroying the kernel SIGTERMs, then SIGKILLs after
-// KillGrace, every process of it.
+// the container log. The main kernel of any other session gets an idle
+// process in its place (exec sleep 2147483647, same identity, directory
+// and environment): the container that streaming executes enter
+// (kexec.go); only a destroy ends it. Destroying the kernel SIGTERMs,
+// then SIGKILLs after KillGrace, every process of it.
 
 const runNode = "bai-double"
 
@@ -97,6 +100,23 @@ func (r *runner) start(k *kernel) {
 	if s.startupCommand == nil {
 		return
 	}
+	x := r.launch(k, "#!/bin/sh\nexec /bin/sh -c \"$1\"\n", []string{"slurm_script", *s.startupCommand}, false)
+	// The batch job (run id "batch-job") holds the kernel's output queue
+	// until its command ends (agent execute_batch → kernel.execute).
+	x.held = true
+}
+
+// startIdle gives a non-batch session's main kernel its "container": a
+// process that only waits, so that executes can enter its namespaces
+// (d.mu held). Nothing ends it but a destroy.
+func (r *runner) startIdle(k *kernel) {
+	k.idle = true
+	r.launch(k, "#!/bin/sh\nexec sleep 2147483647\n", []string{"slurm_script"}, true)
+}
+
+// launch starts the kernel's container process through the embedded
+// engine (d.mu held) and gives the kernel its kernel runner.
+func (r *runner) launch(k *kernel, script string, argv []string, appendOut bool) *kexec {
 	r.mu.Lock()
 	r.seq++
 	job := r.seq
@@ -104,21 +124,12 @@ func (r *runner) start(k *kernel) {
 	r.mu.Unlock()
 	k.jobID = job
 	k.proc = procStarting
+	k.ready = make(chan struct{})
+	k.x = newKexec(r, k)
 	dir := filepath.Join(r.root, k.id)
 	work := filepath.Join(dir, "work")
 	k.workDir, k.logPath = work, filepath.Join(dir, "container.log")
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + work, "LANG=C.UTF-8",
-		"LC_ALL=C.UTF-8", "TERM=xterm", "LOCAL_USER_ID=" + fmt.Sprint(k.uid), "LOCAL_GROUP_ID=" + fmt.Sprint(k.gid)}
-	for _, e := range r.d.kernelEnviron(k) {
-		env = append(env, e[0]+"="+e[1])
-	}
-	env = append(env, "_BACKEND_BATCH_MODE=1")
-	groups := []uint32{uint32(k.gid)}
-	for _, g := range k.gids {
-		if uint32(g) != uint32(k.gid) {
-			groups = append(groups, uint32(g))
-		}
-	}
+	env := append(r.d.procEnv(k), "_BACKEND_BATCH_MODE=1")
 	cpus := uint32(1)
 	if c := k.requested.get("cpu"); c > 0 {
 		cpus = uint32((c + 999) / 1000)
@@ -128,11 +139,10 @@ func (r *runner) start(k *kernel) {
 		memMB = uint64(m) >> 20
 	}
 	spec := translate.SessionSpec{
-		Name: "bai-" + k.id, JobID: job, ResourceGroup: "p", UID: uint32(k.uid), GID: uint32(k.gid), Groups: groups,
-		Script:  "#!/bin/sh\nexec /bin/sh -c \"$1\"\n",
-		Argv:    []string{"slurm_script", *s.startupCommand},
-		Env:     env,
-		WorkDir: work, StdOut: k.logPath, Nodes: 1, CPUsPerNode: cpus, MemPerNodeMB: memMB,
+		Name: "bai-" + k.id, JobID: job, ResourceGroup: "p", UID: uint32(k.uid), GID: uint32(k.gid), Groups: kernelGroups(k),
+		Script: script, Argv: argv, Env: env,
+		// Appending: execute output is appended to the same log.
+		WorkDir: work, StdOut: k.logPath, AppendOut: appendOut, Nodes: 1, CPUsPerNode: cpus, MemPerNodeMB: memMB,
 		KillWait: r.d.opts.KillGrace,
 	}
 	uid, gid := k.uid, k.gid
@@ -153,10 +163,12 @@ func (r *runner) start(k *kernel) {
 		defer r.d.mu.Unlock()
 		if err != nil {
 			r.d.log.Printf("double: kernel %s: cannot start: %v", k.id, err)
-			k.proc = procDone
+			k.setProc(procDone)
 			k.log = append(k.log, []byte(err.Error()+"\n")...)
 			if k.killing {
 				r.d.eng.kernelTerminated(k, reasonOf(k.sess), time.Now().UTC())
+			} else if k.idle {
+				r.d.eng.kernelTerminated(k, "failed-to-start", time.Now().UTC())
 			} else if k.sess.status == StRunning {
 				r.d.eng.batchResult(k.sess, -1, "task-failed", time.Now().UTC(), map[*session]bool{})
 			}
@@ -167,6 +179,42 @@ func (r *runner) start(k *kernel) {
 			go r.eng.DestroySession(context.Background(), id, k.killForced)
 		}
 	}()
+	return k.x
+}
+
+// procEnv is the environment of the kernel's processes without
+// _BACKEND_BATCH_MODE: the image's defaults, then the kernel's environ
+// (the kernel runner's child_env).
+func (d *Double) procEnv(k *kernel) []string {
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + k.workDir, "LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8", "TERM=xterm", "LOCAL_USER_ID=" + fmt.Sprint(k.uid), "LOCAL_GROUP_ID=" + fmt.Sprint(k.gid)}
+	for _, e := range d.kernelEnviron(k) {
+		env = append(env, e[0]+"="+e[1])
+	}
+	return env
+}
+
+func kernelGroups(k *kernel) []uint32 {
+	groups := []uint32{uint32(k.gid)}
+	for _, g := range k.gids {
+		if uint32(g) != uint32(k.gid) {
+			groups = append(groups, uint32(g))
+		}
+	}
+	return groups
+}
+
+// setProc moves the container process's state; executes wait for
+// ready (d.mu held).
+func (k *kernel) setProc(p procState) {
+	k.proc = p
+	if (p == procRunning || p == procDone) && k.ready != nil {
+		select {
+		case <-k.ready:
+		default:
+			close(k.ready)
+		}
+	}
 }
 
 func reasonOf(s *session) string {
@@ -209,10 +257,10 @@ func (r *runner) events() {
 		switch ev.Status {
 		case translate.SessionRunning:
 			if k.proc == procStarting {
-				k.proc = procRunning
+				k.setProc(procRunning)
 			}
 		case translate.SessionTerminated, translate.SessionCancelled, translate.SessionError:
-			k.proc = procDone
+			k.setProc(procDone)
 			if u := ev.Usage; u != nil {
 				k.lastStat = lastStat(u)
 			}
@@ -225,6 +273,12 @@ func (r *runner) events() {
 				if !k.status.terminal() {
 					r.d.eng.kernelTerminated(k, reasonOf(k.sess), now)
 				}
+			case k.idle:
+				// The container died by itself: the agent reports the
+				// kernel gone, the session then terminates.
+				if !k.status.terminal() {
+					r.d.eng.kernelTerminated(k, "self-terminated", now)
+				}
 			case ev.Status == translate.SessionError:
 				r.d.eng.batchResult(k.sess, -1, "task-failed", now, map[*session]bool{})
 			case k.sess.status == StRunning:
@@ -233,6 +287,9 @@ func (r *runner) events() {
 					reason = "task-failed"
 				}
 				r.d.eng.batchResult(k.sess, exit, reason, now, map[*session]bool{})
+				// "finished" reached the agent: the next run waiting for
+				// the output queue proceeds (next_output_queue).
+				k.x.release(nil)
 			}
 			r.mu.Lock()
 			delete(r.byJob, ev.JobID)
