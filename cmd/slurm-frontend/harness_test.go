@@ -331,6 +331,7 @@ type runner struct {
 	dir  string        // working directory (under sharedDir)
 	env  []string      // extra environment, e.g. RUN_AS=slurm
 	logs func() string // the controller's log, for failure messages
+	wait time.Duration // how long a client may run (0: 60 s)
 }
 
 // as returns a runner that reports to t (use it in subtests).
@@ -344,6 +345,12 @@ func (r runner) user(name string) runner {
 	return r
 }
 
+// within returns a copy of r whose clients may run for d.
+func (r runner) within(d time.Duration) runner {
+	r.wait = d
+	return r
+}
+
 // in returns a copy of r that runs clients in dir (under sharedDir).
 func (r runner) in(dir string) runner {
 	r.dir = dir
@@ -352,6 +359,9 @@ func (r runner) in(dir string) runner {
 
 func (r runner) run(rel string, args ...string) (string, string, int) {
 	r.t.Helper()
+	if r.wait > 0 {
+		return runClientWithin(r.t, r.wait, rel, r.conf, r.dir, r.env, args...)
+	}
 	return runClient(r.t, rel, r.conf, r.dir, r.env, args...)
 }
 
@@ -402,6 +412,11 @@ func hermeticEnv() []string {
 
 func runClient(t testing.TB, rel, conf, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runClientWithin(t, 60*time.Second, rel, conf, dir, env, args...)
+}
+
+func runClientWithin(t testing.TB, limit time.Duration, rel, conf, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot(t), "tools/run-client.sh"), rel, conf}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(hermeticEnv(), env...)
@@ -414,10 +429,10 @@ func runClient(t testing.TB, rel, conf, dir string, env []string, args ...string
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(limit):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%s %v: timed out after 60s\nstdout:\n%s\nstderr:\n%s", rel, args, out.String(), errb.String())
+		t.Fatalf("%s %v: timed out after %v\nstdout:\n%s\nstderr:\n%s", rel, args, limit, out.String(), errb.String())
 	}
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }

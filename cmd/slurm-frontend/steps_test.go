@@ -141,6 +141,59 @@ func TestSrunInBatch(t *testing.T) {
 	waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "CANCELLED" })
 }
 
+// TestSrunInBatchReleases: the srun of 24.11 and 26.05 inside a batch
+// script. The script runs on this host, so it reaches a release's srun
+// through tools/run-client.sh (a chroot into that release's root, which
+// needs root: the job is root's); SLURM_JOB_ID and the rest pass through.
+func TestSrunInBatchReleases(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	dir := workDir(t, "sbatch-srun-rel-")
+	r := f.as(t).in(dir)
+	for _, rel := range []string{"24.11", "26.05"} {
+		t.Run(rel, func(t *testing.T) {
+			script := filepath.Join(dir, "steps-"+rel+".sh")
+			body := fmt.Sprintf("#!/bin/sh\nbash %s %s %s srun -n 2 sh -c 'echo task-$SLURM_PROCID step-$SLURM_STEP_ID of $SLURM_JOB_ID'\necho srun-$?\n",
+				filepath.Join(repoRoot(t), "tools/run-client.sh"), rel, f.clientConf)
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			sub := r.mustRun(rel, "sbatch", "-n", "2", "-o", filepath.Join(dir, "out-%j"), script)
+			id := atoi(submittedRe.FindStringSubmatch(sub)[1])
+			waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+			b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("out-%d", id)))
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			slices.Sort(lines)
+			want := []string{"srun-0", fmt.Sprintf("task-0 step-0 of %d", id), fmt.Sprintf("task-1 step-0 of %d", id)}
+			if !slices.Equal(lines, want) {
+				t.Errorf("%s srun in a batch job: output %q, want %q\n%s", rel, b, want, lastLines(f.Logs(), 20))
+			}
+		})
+	}
+}
+
+// TestStepTimeLimit: a step's own time limit (srun -t 1 inside an
+// allocation) ends the step as slurmd does, saying so on srun's stderr;
+// the allocation goes on.
+func TestStepTimeLimit(t *testing.T) {
+	f := newFrontend(t, smallCluster)
+	dir, ru := slurmDir(t, f, "step-limit-")
+	start := time.Now()
+	out, errs, code := ru.within(3*time.Minute).run("24.11", "salloc", "-n", "1", "sh", "-c", "srun -t 1 sleep 300; echo srun-$?; srun true; echo after-$?")
+	if code != 0 || !strings.Contains(out, "after-0") {
+		t.Fatalf("salloc: exit %d\n%s\n%s\n%s", code, out, errs, lastLines(f.Logs(), 20))
+	}
+	if !regexp.MustCompile(`slurmstepd: error: \*\*\* STEP \d+\.0 ON s1 CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*`).MatchString(errs) {
+		t.Errorf("srun -t 1: no time-limit message on its stderr:\n%s", errs)
+	}
+	if strings.Contains(out, "srun-0") {
+		t.Errorf("srun -t 1 sleep 300 exited 0: %q", out)
+	}
+	if d := time.Since(start); d < 60*time.Second || d > 150*time.Second {
+		t.Errorf("the step ended after %v, want about its one-minute limit", d)
+	}
+	_ = dir
+}
+
 // smallCluster has one node of two CPUs: a second allocation waits.
 const smallCluster = `ClusterName=small
 KillWait=2

@@ -31,6 +31,7 @@ func (c *Controller) Start(ctx context.Context) {
 	reconciled := c.resync(ctx, true)
 	go c.consumeEvents(ctx)
 	go c.refreshTopology(ctx)
+	go c.watchStepLimits(ctx)
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()

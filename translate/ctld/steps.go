@@ -15,6 +15,7 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/hostlist"
 )
 
@@ -42,6 +43,7 @@ type step struct {
 	version    uint16
 	submitLine string
 	left       map[string]bool // nodes whose tasks still run
+	timedOut   bool            // ended at its own time limit
 }
 
 // jobSteps are the steps of one job.
@@ -328,6 +330,52 @@ func (c *Controller) stepComplete(req *Request) Reply {
 // stand-ins implement it).
 type StepSignaller interface {
 	SignalStep(jobID, stepID uint32, sig int) bool
+	// TimeoutStep ends a step past its time limit (TERM, then KILL
+	// after killWait), telling its srun why.
+	TimeoutStep(jobID, stepID uint32, killWait time.Duration) bool
+}
+
+// stepLimitEvery is how often steps' own time limits are checked
+// (slurmctld looks every 30 s).
+const stepLimitEvery = 5 * time.Second
+
+// watchStepLimits ends the steps that ran past their own time limit
+// (srun -t inside an allocation), as slurmctld's
+// check_job_step_time_limit does; a job's limit ends its steps with it.
+func (c *Controller) watchStepLimits(ctx context.Context) {
+	t := time.NewTicker(stepLimitEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if c.opt.Steps == nil {
+			continue
+		}
+		type due struct{ job, step uint32 }
+		var over []due
+		now := time.Now().Unix()
+		c.mu.Lock()
+		for job, js := range c.steps {
+			for id, s := range js.live {
+				if s.timeLimit == codec.NoVal || s.timeLimit == 0 || s.timeLimit == conf.Infinite || s.timedOut {
+					continue
+				}
+				if now-s.start >= int64(s.timeLimit)*60 {
+					s.timedOut = true
+					over = append(over, due{job, id})
+				}
+			}
+		}
+		wait := time.Duration(c.killWait()) * time.Second
+		c.mu.Unlock()
+		for _, d := range over {
+			c.logf("job %d: step %d: time limit reached: ending it", d.job, d.step)
+			c.opt.Steps.TimeoutStep(d.job, d.step, wait)
+		}
+	}
 }
 
 // cancelStep handles REQUEST_CANCEL_JOB_STEP (scancel J.S, srun's abort):

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -95,6 +96,13 @@ type stepKey struct {
 // nodeStep is a step's tasks on one node.
 type nodeStep struct {
 	tasks []*task
+	// Where slurmstepd's own messages about the step go: srun's I/O
+	// stream, as the stderr of the node's first task (when it is
+	// relayed), on the step's first node only.
+	out      *ioWriter
+	idx      int
+	first    uint32
+	errRelay bool
 }
 
 type task struct {
@@ -149,6 +157,46 @@ func (s *Service) SignalStep(jobID, stepID uint32, sig int) bool {
 				_ = t.proc.Signal(sig)
 			}
 		}
+	}
+	return len(found) > 0
+}
+
+// TimeoutStep ends a step past its time limit as slurmd does (its
+// _rpc_timelimit): slurmstepd's "*** STEP J.S ON NODE CANCELLED AT TIME
+// DUE TO TIME LIMIT ***" to srun from the step's first node, SIGCONT and
+// SIGTERM to every task, SIGKILL after killWait (at least 5 s).
+func (s *Service) TimeoutStep(jobID, stepID uint32, killWait time.Duration) bool {
+	s.mu.Lock()
+	var found []*nodeStep
+	var names []string
+	for k, ns := range s.steps {
+		if k.job == jobID && k.step == stepID {
+			found, names = append(found, ns), append(names, k.node)
+		}
+	}
+	s.mu.Unlock()
+	now := time.Now().Format("2006-01-02T15:04:05")
+	for i, ns := range found {
+		s.mu.Lock()
+		out, idx, first, errRelay := ns.out, ns.idx, ns.first, ns.errRelay
+		s.mu.Unlock()
+		if out != nil && idx == 0 && errRelay {
+			msg := fmt.Sprintf("slurmstepd: error: *** STEP %d.%d ON %s CANCELLED AT %s DUE TO TIME LIMIT ***\n", jobID, stepID, names[i], now)
+			out.frame(codec.IOStderr, uint16(first), 0, []byte(msg))
+		}
+		for _, sig := range []int{int(syscall.SIGCONT), int(syscall.SIGTERM)} {
+			for _, t := range ns.tasks {
+				if t.proc != nil {
+					_ = t.proc.Signal(sig)
+				}
+			}
+		}
+	}
+	if len(found) > 0 {
+		go func() {
+			time.Sleep(max(killWait, 5*time.Second))
+			s.SignalStep(jobID, stepID, int(syscall.SIGKILL))
+		}()
 	}
 	return len(found) > 0
 }
@@ -271,6 +319,12 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	out := &ioWriter{c: conn}
 	n := uint32(len(gtids))
 	usePTY := m.Flags&codec.LaunchPTY != 0
+	s.mu.Lock()
+	ns.out, ns.idx, ns.errRelay = out, idx, !usePTY && !isFile(m.EFName)
+	if len(gtids) > 0 {
+		ns.first = gtids[0]
+	}
+	s.mu.Unlock()
 	init := codec.IOInitMsg{Version: v, NodeID: uint32(idx), StdoutObjs: n, StderrObjs: n, IOKey: []byte(m.Cred.Signature)}
 	// --output/--error FILE: those streams go to files, not to srun.
 	if isFile(m.OFName) {
