@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,4 +312,50 @@ func TestServerRefusals(t *testing.T) {
 	if _, rc := rcOf(t, exchange(t, addr, ping, len(ping))); rc != 1000 {
 		t.Fatalf("after refusals rc %d", rc)
 	}
+}
+
+// Slow readers of a big reply cost the server no copy of it each: the
+// rest of a reply the kernel did not take is written from the shared
+// pieces as the client reads (64 concurrent listings of 200,000 jobs
+// were 9 GB of copies before, and the server was killed). All of them
+// still get the whole reply.
+func TestServerSlowReadersShareTheReply(t *testing.T) {
+	addr, s := startServerWith(t)
+	s.noSndbuf.Store(true) // the kernel takes only part of each reply
+	const clients = 16
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	req := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil)
+	conns := make([]net.Conn, clients)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.(*net.TCPConn).SetReadBuffer(16 << 10)
+		c.Write(req)
+		conns[i] = c
+	}
+	time.Sleep(500 * time.Millisecond) // every reply stalled on a full socket
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	if grew := int64(during.HeapInuse) - int64(before.HeapInuse); grew > int64(clients*len(piecesBody)/4) {
+		t.Errorf("%d stalled readers of a %d-byte reply: the heap grew by %d bytes (a copy each would be %d)", clients, len(piecesBody), grew, clients*len(piecesBody))
+	}
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			got, err := io.ReadAll(c)
+			var f codec.Frame
+			if err != nil || codec.DecodeFrame(got, &f) != nil || string(f.Body) != string(piecesBody) {
+				t.Errorf("reader %d: %d bytes, %v", i, len(got), err)
+			}
+		}()
+	}
+	wg.Wait()
 }
