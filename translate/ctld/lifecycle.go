@@ -614,15 +614,18 @@ func gresGPUs(tres string) uint64 {
 func gresGPUType(j *state.Job) string {
 	for _, tres := range []string{j.TresPerNode, j.TresPerJob, j.TresPerTask} {
 		for _, t := range strings.Split(tres, ",") {
-			if !strings.HasPrefix(t, "gres/gpu:") && !strings.HasPrefix(t, "gres:gpu:") {
-				continue
-			}
-			if parts := strings.Split(t, ":"); len(parts) == 3 {
-				return parts[1]
-			} else if len(parts) == 2 {
-				if _, err := strconv.ParseUint(parts[1], 10, 32); err != nil {
-					return parts[1]
+			// "gres/gpu:…" (23.02+) or "gres:gpu:…" (22.05), then
+			// TYPE:N, N or TYPE.
+			rest, ok := strings.CutPrefix(t, "gres/gpu:")
+			if !ok {
+				if rest, ok = strings.CutPrefix(t, "gres:gpu:"); !ok {
+					continue
 				}
+			}
+			if typ, _, ok := strings.Cut(rest, ":"); ok {
+				return typ
+			} else if _, err := strconv.ParseUint(rest, 10, 32); err != nil {
+				return rest
 			}
 		}
 	}
