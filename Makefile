@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: bench-backendai all build setup run test test-unit test-e2e bench lint fuzz reliability clean
+.PHONY: bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean
 
 all: build
 
@@ -46,6 +46,13 @@ bench: build
 # embedded engine, in one run (JOBS=100000 by default; JOBS=10000 is quick).
 bench-backendai: build
 	BIN=$(CURDIR)/$(BIN) bash tools/bench-backendai.sh
+
+# srun on slurm-frontend (embedded engine) beside a real slurmctld + slurmd
+# 24.11, the same stock 24.11 srun against both, run by run in turn:
+# launch latency (-n1, -n16) and stdout throughput (RUNS=30 by default,
+# about 3 minutes on 2 cores; see tools/bench-srun.sh for the knobs).
+bench-srun: build
+	BIN=$(CURDIR)/$(BIN) bash tools/bench-srun.sh
 
 # The hardening campaign: every fuzz target briefly (RELIABILITY_FUZZTIME,
 # default 10s), then the hostile-input, credential, permission, security,

@@ -137,6 +137,10 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	}
 	port := s.cfg.Get("SlurmctldPort", "6817")
 	s.stateDir = pick(*stateDir, "FrontendStateDir", "/var/lib/slurm-frontend")
+	if abs, err := filepath.Abs(s.stateDir); err == nil {
+		// Shims and job paths are made from it after chdirs of their own.
+		s.stateDir = abs
+	}
 	s.listen = pick(*listen, "FrontendListen", "0.0.0.0:"+port)
 	s.mungeKey = pick(*mungeKey, "FrontendMungeKey", "/etc/munge/munge.key")
 	s.clusterName = pick(*cluster, "ClusterName", "cluster")

@@ -692,7 +692,7 @@ func exposeForUser(dir string, c cred) (cover string, err error) {
 		if !searchable(fi, c) {
 			cover = cur
 		}
-		if cur == "/" {
+		if cur == "/" || cur == "." { // "." : a relative path ends there
 			break
 		}
 	}
