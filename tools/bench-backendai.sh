@@ -55,14 +55,6 @@ cleanup() {
 	log "stopped what was started"
 }
 trap cleanup EXIT
-wait_port() { # PORT PID NAME
-	for _ in $(seq 600); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-		[ -d /proc/"$2" ] || die "$3 exited (see $DIR)"
-		sleep 0.1
-	done
-	die "$3 did not listen on $1"
-}
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # settle PID...: wait (at most 120 s) until each uses under 0.05 of a core
 # over a second (a fill leaves work behind: snapshots, hand-overs).

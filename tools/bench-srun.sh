@@ -81,14 +81,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_port() { # PORT PID NAME
-	for _ in $(seq 200); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-		[ -d /proc/"$2" ] || die "$3 exited (see $DIR)"
-		sleep 0.05
-	done
-	die "$3 did not listen on $1"
-}
 
 # wait_idle CONF NAME: until sinfo says n1 is idle (30 s at most).
 wait_idle() {

@@ -102,14 +102,6 @@ settle() {
 	log "$(cat "/proc/$1/comm" 2>/dev/null) ($1) still busy after 60 s; measuring anyway"
 }
 
-wait_port() { # PORT PID NAME
-	for _ in $(seq 200); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-		[ -d /proc/"$2" ] || die "$3 exited (see $DIR)"
-		sleep 0.05
-	done
-	die "$3 did not listen on $1"
-}
 
 # A fresh work dir: empty queues, job ids from 1 on both controllers.
 if [ -s "$DIR/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$DIR/real/slurmctld.pid")" ]; then

@@ -30,3 +30,14 @@ version_root() {
 under_shared() {
 	case "$1" in "$SHARED" | "$SHARED"/*) return 0 ;; *) return 1 ;; esac
 }
+
+# wait_port PORT PID NAME [TRIES]: wait (TRIES x 0.1 s, default 600) until
+# 127.0.0.1:PORT accepts, failing if PID exits first (logs in $DIR).
+wait_port() {
+	for _ in $(seq "${4:-600}"); do
+		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+		[ -d /proc/"$2" ] || die "$3 exited (see ${DIR:-its log})"
+		sleep 0.1
+	done
+	die "$3 did not listen on $1"
+}

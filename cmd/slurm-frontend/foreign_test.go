@@ -167,23 +167,8 @@ func TestBackendAIGPUShares(t *testing.T) {
 		id := atoi(submittedRe.FindStringSubmatch(sub)[1])
 		waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
 		want := map[string]string{"shard:50": "0.5", "mps:25": "0.25"}[gres]
-		found := false
-		for _, s := range d.Sessions() {
-			if s.Name == fmt.Sprintf("slurm-%d", id) {
-				found = true
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				got, err := cl.GetSession(ctx, s.ID, false)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got.RequestedSlots["cuda.shares"] != want || !slices.Contains(s.Agents, "i-frac0") {
-					t.Errorf("--gres=%s: session on %v asked for %v, want cuda.shares %s on i-frac0", gres, s.Agents, got.RequestedSlots, want)
-				}
-			}
-		}
-		if !found {
-			t.Errorf("--gres=%s: no session of job %d in the double", gres, id)
+		if agents, slots := jobSession(t, d, cl, id); slots["cuda.shares"] != want || !slices.Contains(agents, "i-frac0") {
+			t.Errorf("--gres=%s: session on %v asked for %v, want cuda.shares %s on i-frac0", gres, agents, slots, want)
 		}
 	}
 	// Another accelerator family: its slot is the node's typed gpu gres,
@@ -194,23 +179,8 @@ func TestBackendAIGPUShares(t *testing.T) {
 	sub := ru.mustRun("22.05", "sbatch", "--gres=gpu:rocm:1", "--mem=2G", "-o", "/dev/null", "--wrap", "sleep 1")
 	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
 	waitRows(t, f, dir, 60*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
-	found := false
-	for _, s := range d.Sessions() {
-		if s.Name == fmt.Sprintf("slurm-%d", id) {
-			found = true
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			got, err := cl.GetSession(ctx, s.ID, false)
-			cancel()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.RequestedSlots["rocm.device"] != "1" || !slices.Contains(s.Agents, "i-rocm0") {
-				t.Errorf("--gres=gpu:rocm:1: session on %v asked for %v, want rocm.device 1 on i-rocm0", s.Agents, got.RequestedSlots)
-			}
-		}
-	}
-	if !found {
-		t.Errorf("--gres=gpu:rocm:1: no session of job %d in the double", id)
+	if agents, slots := jobSession(t, d, cl, id); slots["rocm.device"] != "1" || !slices.Contains(agents, "i-rocm0") {
+		t.Errorf("--gres=gpu:rocm:1: session on %v asked for %v, want rocm.device 1 on i-rocm0", agents, slots)
 	}
 	for _, c := range []struct{ gres, want string }{
 		{"shard:500", "Requested node configuration is not available"},
@@ -224,6 +194,25 @@ func TestBackendAIGPUShares(t *testing.T) {
 			t.Errorf("sbatch --gres=%s: exit %d %q, want %q", c.gres, code, errs, c.want)
 		}
 	}
+}
+
+// jobSession is the agents and requested slots of job id's session in
+// the double (fails the test if it has none).
+func jobSession(t *testing.T, d *baiDouble, cl *backendai.Client, id int) ([]string, backendai.SlotMap) {
+	t.Helper()
+	for _, s := range d.Sessions() {
+		if s.Name == fmt.Sprintf("slurm-%d", id) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			got, err := cl.GetSession(ctx, s.ID, false)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s.Agents, got.RequestedSlots
+		}
+	}
+	t.Errorf("no session of job %d in the double", id)
+	return nil, nil
 }
 
 // TestBackendAIInteractive: salloc on Backend.AI holds an interactive
