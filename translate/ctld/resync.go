@@ -185,6 +185,14 @@ func (c *Controller) resync(ctx context.Context, startup bool) bool {
 	for _, ev := range apply {
 		c.applyEvent(ev)
 	}
+	if len(apply) > 0 {
+		// Published now, not coalesced (rebuildSoon): after a restart
+		// the first listing must already show what the engine said,
+		// not the jobs as the last run left them.
+		c.mu.Lock()
+		c.rebuild(time.Now().Unix())
+		c.mu.Unlock()
+	}
 	if len(stop) > 0 {
 		c.logf("resync: ending %d sessions of cancelled or forgotten jobs", len(stop))
 		c.destroySessions(stop, false)
