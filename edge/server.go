@@ -454,6 +454,9 @@ func (s *Server) worker() {
 	defer s.wg.Done()
 	for j := range s.work {
 		rep := s.h.Slow(&j.req)
+		if rep.Frame != nil && len(rep.More) > 0 && s.streamFromWorker(j, rep) {
+			continue
+		}
 		out := s.frame(nil, &j.req, rep)
 		req := j.req
 		start := j.start
@@ -469,6 +472,42 @@ func (s *Server) worker() {
 			return nil
 		})
 	}
+}
+
+// streamFromWorker sends a reply made of shared pieces that a worker
+// built (the first listing of a new snapshot: requests arriving before
+// it exists wait for it in the slow path) as the event loop sends one,
+// from the pieces, by a writer of its own. Joined into one slice and
+// then copied into gnet's buffer, the first 64 squeue of 200,000 jobs
+// after a change were two copies of 140 MB each, and the server grew to
+// 16 GB. false: it could not (the caller copies as before).
+func (s *Server) streamFromWorker(j *job, rep Reply) bool {
+	st, _ := j.c.Context().(*connState)
+	if st == nil {
+		return false
+	}
+	head := rep.Frame
+	if j.req.Version < codec.V23_02 {
+		head = s.signedHead(&j.req, rep.Frame)
+	}
+	total := len(head)
+	for _, p := range rep.More {
+		total += p.Len()
+	}
+	if total > bigReply && !s.noSndbuf.Load() {
+		if err := unix.SetsockoptInt(j.c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, total+64<<10); err != nil {
+			s.noSndbuf.Store(true)
+		}
+	}
+	// streaming before working ends: the sweeper must see one or the other.
+	st.done.Store(true)
+	st.doneAt.Store(monoNow())
+	if !s.streamRest(j.c, st, head, rep.More, 0) {
+		return false
+	}
+	st.working.Store(false)
+	s.stats.Record(j.req.MsgType, j.req.UID, time.Since(j.start))
+	return true
 }
 
 // finish writes the reply and marks the connection answered. A reply

@@ -83,6 +83,12 @@ func TestPiecesMixFilesAndHeap(t *testing.T) {
 
 func (fakeHandler) Slow(req *Request) Reply {
 	time.Sleep(20 * time.Millisecond)
+	if req.MsgType == codec.REQUEST_JOB_USER_INFO {
+		// The same listing, built by a worker (as the first listing
+		// of a new snapshot is).
+		head := codec.AppendFrameHead(nil, req.Version, codec.RESPONSE_JOB_INFO, nil, len(piecesBody))
+		return Reply{Frame: head, More: pieces}
+	}
 	return RC(uint32(len(req.Body)))
 }
 
@@ -320,13 +326,27 @@ func TestServerRefusals(t *testing.T) {
 // were 9 GB of copies before, and the server was killed). All of them
 // still get the whole reply.
 func TestServerSlowReadersShareTheReply(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		msgType uint16
+		version uint16
+	}{
+		{"event loop", codec.REQUEST_JOB_INFO, codec.V24_11},
+		{"worker", codec.REQUEST_JOB_USER_INFO, codec.V24_11},
+		{"worker 22.05", codec.REQUEST_JOB_USER_INFO, codec.V22_05},
+	} {
+		t.Run(c.name, func(t *testing.T) { testSlowReaders(t, c.msgType, c.version) })
+	}
+}
+
+func testSlowReaders(t *testing.T, msgType, version uint16) {
 	addr, s := startServerWith(t)
 	s.noSndbuf.Store(true) // the kernel takes only part of each reply
 	const clients = 16
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	req := codec.AppendFrame(nil, codec.V24_11, codec.REQUEST_JOB_INFO, []byte("MUNGE:good:"), nil)
+	req := codec.AppendFrame(nil, version, msgType, []byte("MUNGE:good:"), nil)
 	conns := make([]net.Conn, clients)
 	for i := range conns {
 		c, err := net.Dial("tcp", addr)
