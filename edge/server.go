@@ -480,7 +480,10 @@ func (s *Server) worker() {
 // from the pieces, by a writer of its own. Joined into one slice and
 // then copied into gnet's buffer, the first 64 squeue of 200,000 jobs
 // after a change were two copies of 140 MB each, and the server grew to
-// 16 GB. false: it could not (the caller copies as before).
+// 16 GB. The writer is set up on the event loop (an empty AsyncWrite's
+// callback): there the connection is known to be open, so its
+// descriptor is its own, not a number a closed connection left to a
+// newer client. false: the loop is gone (the caller answers as before).
 func (s *Server) streamFromWorker(j *job, rep Reply) bool {
 	st, _ := j.c.Context().(*connState)
 	if st == nil {
@@ -490,24 +493,42 @@ func (s *Server) streamFromWorker(j *job, rep Reply) bool {
 	if j.req.Version < codec.V23_02 {
 		head = s.signedHead(&j.req, rep.Frame)
 	}
+	more := rep.More
 	total := len(head)
-	for _, p := range rep.More {
+	for _, p := range more {
 		total += p.Len()
 	}
-	if total > bigReply && !s.noSndbuf.Load() {
-		if err := unix.SetsockoptInt(j.c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, total+64<<10); err != nil {
-			s.noSndbuf.Store(true)
-		}
-	}
-	// streaming before working ends: the sweeper must see one or the other.
-	st.done.Store(true)
-	st.doneAt.Store(monoNow())
-	if !s.streamRest(j.c, st, head, rep.More, 0) {
-		return false
-	}
-	st.working.Store(false)
 	s.stats.Record(j.req.MsgType, j.req.UID, time.Since(j.start))
-	return true
+	err := j.c.AsyncWrite(nil, func(c gnet.Conn, err error) error {
+		if err != nil {
+			st.working.Store(false) // the client is gone: nothing to send
+			return nil
+		}
+		if total > bigReply && !s.noSndbuf.Load() {
+			if err := unix.SetsockoptInt(c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, total+64<<10); err != nil {
+				s.noSndbuf.Store(true)
+			}
+		}
+		st.done.Store(true)
+		st.doneAt.Store(monoNow())
+		// streaming before working ends: the sweeper sees one or the other.
+		if s.streamRest(c, st, head, more, 0) {
+			st.working.Store(false)
+			return nil
+		}
+		out := make([]byte, 0, total)
+		out = append(out, head...)
+		for _, p := range more {
+			out = append(out, p.Bytes()...)
+		}
+		runtime.KeepAlive(more)
+		st.working.Store(false)
+		if s.finish(c, st, out) == gnet.Close {
+			_ = c.Close()
+		}
+		return nil
+	})
+	return err == nil
 }
 
 // finish writes the reply and marks the connection answered. A reply
