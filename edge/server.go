@@ -476,14 +476,14 @@ func (s *Server) worker() {
 
 // streamFromWorker sends a reply made of shared pieces that a worker
 // built (the first listing of a new snapshot: requests arriving before
-// it exists wait for it in the slow path) as the event loop sends one,
-// from the pieces, by a writer of its own. Joined into one slice and
-// then copied into gnet's buffer, the first 64 squeue of 200,000 jobs
-// after a change were two copies of 140 MB each, and the server grew to
-// 16 GB. The writer is set up on the event loop (an empty AsyncWrite's
-// callback): there the connection is known to be open, so its
-// descriptor is its own, not a number a closed connection left to a
-// newer client. false: the loop is gone (the caller answers as before).
+// it exists wait for it in the slow path) as the event loop sends one
+// (finishPieces), not joined into one slice and copied again into
+// gnet's buffer: the first 64 squeue of 200,000 jobs after a change were
+// two copies of 140 MB each, and the server grew to 16 GB. It runs on
+// the event loop (an empty AsyncWrite's callback): there the connection
+// is known to be open, so its descriptor is its own, not a number a
+// closed connection left to a newer client. false: the loop is gone
+// (the caller answers as before).
 func (s *Server) streamFromWorker(j *job, rep Reply) bool {
 	st, _ := j.c.Context().(*connState)
 	if st == nil {
@@ -493,39 +493,14 @@ func (s *Server) streamFromWorker(j *job, rep Reply) bool {
 	if j.req.Version < codec.V23_02 {
 		head = s.signedHead(&j.req, rep.Frame)
 	}
-	more := rep.More
-	total := len(head)
-	for _, p := range more {
-		total += p.Len()
-	}
 	s.stats.Record(j.req.MsgType, j.req.UID, time.Since(j.start))
 	err := j.c.AsyncWrite(nil, func(c gnet.Conn, err error) error {
-		if err != nil {
-			st.working.Store(false) // the client is gone: nothing to send
-			return nil
-		}
-		if total > bigReply && !s.noSndbuf.Load() {
-			if err := unix.SetsockoptInt(c.Fd(), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, total+64<<10); err != nil {
-				s.noSndbuf.Store(true)
-			}
-		}
-		st.done.Store(true)
-		st.doneAt.Store(monoNow())
-		// streaming before working ends: the sweeper sees one or the other.
-		if s.streamRest(c, st, head, more, 0) {
-			st.working.Store(false)
-			return nil
-		}
-		out := make([]byte, 0, total)
-		out = append(out, head...)
-		for _, p := range more {
-			out = append(out, p.Bytes()...)
-		}
-		runtime.KeepAlive(more)
-		st.working.Store(false)
-		if s.finish(c, st, out) == gnet.Close {
+		if err == nil && s.finishPieces(c, st, head, rep.More) == gnet.Close {
 			_ = c.Close()
 		}
+		// After finishPieces: a streamed rest has set streaming, and
+		// the sweeper must see one or the other.
+		st.working.Store(false)
 		return nil
 	})
 	return err == nil
