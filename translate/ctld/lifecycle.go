@@ -189,6 +189,7 @@ func (c *Controller) dispatch(ctx context.Context) {
 	}
 	var todo []work
 	changed := false
+	counts := map[uint32]*throttleCount{} // per array, for its throttle
 	for _, e := range c.jobs {
 		if e.hot == nil {
 			// Cold: finished, or held with nothing to enforce (a held
@@ -240,15 +241,17 @@ func (c *Controller) dispatch(ctx context.Context) {
 			if err != nil {
 				continue
 			}
-			running := c.activeTasks(j.ArrayJobID)
+			n := c.throttleCount(counts, j.ArrayJobID)
+			free := int(a.limit) - n.started - n.waiting - n.chosen
 			throttled := false
 			for _, t := range a.tasks {
-				if a.limit > 0 && running >= int(a.limit) {
+				if a.limit > 0 && free <= 0 {
 					throttled = true
 					break
 				}
 				todo = append(todo, work{e, t})
-				running++
+				n.chosen++
+				free--
 			}
 			if want := map[bool]uint32{true: codec.WAIT_ARRAY_TASK_LIMIT, false: codec.WAIT_PRIORITY}[throttled]; j.Reason != want {
 				nj := *j
@@ -259,6 +262,24 @@ func (c *Controller) dispatch(ctx context.Context) {
 				}
 			}
 			continue
+		}
+		if j.ArrayTaskID != codec.NoVal && j.ArrayMax > 0 {
+			// A task split off but not started (its hand-over failed,
+			// was cut by a crash, or it was requeued) counts against
+			// the throttle like those its array's record starts.
+			n := c.throttleCount(counts, j.ArrayJobID)
+			if n.started+n.splitChosen >= int(j.ArrayMax) {
+				if j.Reason != codec.WAIT_ARRAY_TASK_LIMIT {
+					nj := *j
+					nj.Reason = codec.WAIT_ARRAY_TASK_LIMIT
+					if c.opt.Store.Put(&nj) == nil {
+						c.replace(e, &nj)
+						changed = true
+					}
+				}
+				continue
+			}
+			n.splitChosen++
 		}
 		todo = append(todo, work{e, codec.NoVal})
 	}
@@ -281,18 +302,40 @@ func (c *Controller) dispatch(ctx context.Context) {
 // maxArrayIndex bounds array indexes (MaxArraySize).
 const maxArrayIndex = 1000001
 
-// activeTasks counts an array's tasks handed to the engine and not done.
-func (c *Controller) activeTasks(arrayJobID uint32) int {
-	n := 0
+// throttleCount is what an array's throttle (%N) counts in a dispatch
+// pass. A task split off the array's pending record but not handed over
+// (its hand-over was cut by a crash or turned away by the engine, or it
+// was requeued) holds a slot: it is started before the record starts new
+// ones, and the two together never pass N.
+type throttleCount struct {
+	started     int // handed to the engine, not done
+	waiting     int // split off, pending, not held
+	splitChosen int // of those, chosen in this pass
+	chosen      int // new tasks of the record chosen in this pass
+}
+
+// throttleCount returns the counts of an array for this pass.
+func (c *Controller) throttleCount(counts map[uint32]*throttleCount, arrayJobID uint32) *throttleCount {
+	if n := counts[arrayJobID]; n != nil {
+		return n
+	}
+	n := &throttleCount{}
 	for _, e := range c.jobs {
 		if e.hot == nil || e.arrayJobID != arrayJobID { // cold ones have no session
 			continue
 		}
 		j := e.hot
-		if j.ArrayJobID == arrayJobID && j.ArrayTaskID != codec.NoVal && j.SessionID != "" && !codec.JobIsFinished(j.State) {
-			n++
+		if j.ArrayJobID != arrayJobID || j.ArrayTaskID == codec.NoVal || codec.JobIsFinished(j.State) {
+			continue
+		}
+		switch {
+		case j.SessionID != "":
+			n.started++
+		case codec.JobIsPending(j.State) && j.Priority != 0:
+			n.waiting++
 		}
 	}
+	counts[arrayJobID] = n
 	return n
 }
 
@@ -328,6 +371,11 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 			jobs, err := c.opt.Store.Submit(1, nil, func(id uint32) ([]*state.Job, error) {
 				t := *j
 				t.ID, t.ArrayTaskID, t.ArrayTasks = id, task, ""
+				// Marked as being handed over in the same write as the
+				// split: a task split off but not marked would, after a
+				// crash, be a pending task of its own outside the count
+				// the throttle keeps (throttleCount).
+				t.SessionID = sessionCreating
 				return []*state.Job{&t, &meta}, nil
 			})
 			if err != nil {
@@ -353,11 +401,13 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 	// engine's create and our write, reconcile adopts the session the
 	// engine made instead of creating a second one (a job never runs
 	// twice).
-	target.SessionID = sessionCreating
-	if err := c.opt.Store.Put(target); err != nil {
-		c.mu.Unlock()
-		c.storeTrouble("job %d: not handed to the engine, it stays pending: %v", target.ID, err)
-		return
+	if target.SessionID != sessionCreating { // a split task was written marked
+		target.SessionID = sessionCreating
+		if err := c.opt.Store.Put(target); err != nil {
+			c.mu.Unlock()
+			c.storeTrouble("job %d: not handed to the engine, it stays pending: %v", target.ID, err)
+			return
+		}
 	}
 	if ce := c.entry(target.ID); ce != nil {
 		c.replace(ce, target)
