@@ -78,6 +78,17 @@ func TestArrayThrottleCountsSplitTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// end records job id done, as the engine's end event would.
+	end := func(id uint32) {
+		j := *c.entry(id).job()
+		j.State, j.EndTime = codec.JOB_COMPLETE, now
+		if err := store.Put(&j); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		c.replace(c.entry(id), &j)
+		c.mu.Unlock()
+	}
 	c.dispatch(context.Background())
 	if !slices.Equal(exec.created, []uint32{2}) {
 		t.Fatalf("sessions created for jobs %v, want [2] (one slot of %%2 left, for the task split off first)", exec.created)
@@ -91,28 +102,14 @@ func TestArrayThrottleCountsSplitTasks(t *testing.T) {
 	// Task 2 ends: its slot goes to the other task split off (job 3),
 	// not to a new one of the array's record.
 	exec.created = nil
-	j4 := *c.entry(4).job()
-	j4.State, j4.EndTime = codec.JOB_COMPLETE, now
-	if err := store.Put(&j4); err != nil {
-		t.Fatal(err)
-	}
-	c.mu.Lock()
-	c.replace(c.entry(4), &j4)
-	c.mu.Unlock()
+	end(4)
 	c.dispatch(context.Background())
 	if !slices.Equal(exec.created, []uint32{3}) {
 		t.Fatalf("after one task ended, sessions created for jobs %v, want [3]", exec.created)
 	}
 	// Then the record's own tasks, one per slot.
 	exec.created = nil
-	j2 := *c.entry(2).job()
-	j2.State, j2.EndTime = codec.JOB_COMPLETE, now
-	if err := store.Put(&j2); err != nil {
-		t.Fatal(err)
-	}
-	c.mu.Lock()
-	c.replace(c.entry(2), &j2)
-	c.mu.Unlock()
+	end(2)
 	c.dispatch(context.Background())
 	if len(exec.created) != 1 || exec.created[0] < 6 {
 		t.Fatalf("after another task ended, sessions created for jobs %v, want one new task (id 6 or above)", exec.created)
