@@ -625,11 +625,12 @@ const streamTimeout = 10 * time.Minute
 // were 9 GB of heap, and the server was killed for it. false: not
 // possible here (the caller copies as before).
 func (s *Server) streamRest(c gnet.Conn, st *connState, head []byte, more []*memfile.Bytes, sent int) bool {
-	fd, err := unix.Dup(c.Fd())
+	// Close-on-exec from the start: a shim forked between a dup and a
+	// later CloseOnExec would keep the client's socket open for good.
+	fd, err := unix.FcntlInt(uintptr(c.Fd()), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	unix.CloseOnExec(fd)
 	f := os.NewFile(uintptr(fd), "reply")
 	rc, err := f.SyscallConn()
 	if err != nil {

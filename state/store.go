@@ -35,6 +35,7 @@ const FirstJobID = 1
 type Store struct {
 	db     *badger.DB
 	room   *room         // whether the file system can take a write (room.go)
+	lock   *dirLock      // keeps a second server off the directory (lock.go)
 	mu     sync.Mutex    // serializes ID allocation and writes
 	reads  atomic.Uint64 // job records read back (JobReader.Read)
 	nextID uint32
@@ -64,7 +65,13 @@ func Open(dir string) (*Store, error) {
 		// the room for it Badger would die of SIGBUS (room.go).
 		return nil, fmt.Errorf("not enough room to open the store (opening writes the log of the last run out as tables): %w", err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	opts := badger.DefaultOptions(dir).
+		// Our lock instead of Badger's (lock.go).
+		WithBypassLockGuard(true).
 		WithSyncWrites(true). // a job acknowledged to a client survives a crash
 		WithLogger(nil).
 		WithNumVersionsToKeep(1).
@@ -78,9 +85,10 @@ func Open(dir string) (*Store, error) {
 		WithBlockCacheSize(4 << 20)
 	db, err := badger.Open(opts)
 	if err != nil {
+		lock.release()
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
-	s := &Store{db: db, room: rm, nextID: FirstJobID}
+	s := &Store{db: db, room: rm, lock: lock, nextID: FirstJobID}
 	s.rdone.L = &s.rmu
 	err = db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyNextID)
@@ -100,6 +108,7 @@ func Open(dir string) (*Store, error) {
 	})
 	if err != nil {
 		db.Close()
+		lock.release()
 		return nil, err
 	}
 	return s, nil
@@ -124,7 +133,9 @@ func (s *Store) Close() error {
 		// replays it: the database is left to the process's exit.
 		return fmt.Errorf("state store left open: %w; the next start replays its log", err)
 	}
-	return s.db.Close()
+	err := s.db.Close()
+	s.lock.release()
+	return err
 }
 
 // ErrClosed is what reading a closed store gives.

@@ -267,11 +267,12 @@ func dupFile(f *os.File) (*os.File, error) {
 	if f == nil {
 		return nil, nil
 	}
-	fd, err := syscall.Dup(int(f.Fd()))
-	if err != nil {
-		return nil, err
+	// Close-on-exec from the start (a dup then CloseOnExec leaves a
+	// window in which a forked child inherits it).
+	fd, _, e := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+	if e != 0 {
+		return nil, e
 	}
-	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
