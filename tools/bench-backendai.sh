@@ -1,21 +1,23 @@
 #!/bin/bash
 # slurm-frontend on Backend.AI vs on its embedded engine, side by side in
 # one run: the same generator against two servers with the same number of
-# jobs, one on the embedded engine (held jobs: it cannot run 100,000),
-# the other on the Backend.AI manager double in scale mode (no processes),
-# whose jobs are all running sessions.
+# jobs and a cluster of the same shape (a node per agent), one on the
+# embedded engine (held jobs: it cannot run 100,000), the other on the
+# Backend.AI manager double in scale mode (no processes), whose jobs are
+# all running sessions.
 #
 #   tools/bench-backendai.sh              JOBS=100000 (about 15 min on 2 cores)
 #   JOBS=10000 tools/bench-backendai.sh   quick
 #
 # Reported: the hand-over rate (jobs submitted -> sessions RUNNING in the
-# manager), the squeue storm (JOB_INFO+PARTITION_INFO) and the sbatch
-# workload (held submissions: the RPC; the hand-over is measured above) at
+# manager), the squeue storm (JOB_INFO+PARTITION_INFO), the sinfo storm
+# (PARTITION_INFO+NODE_INFO) and the sbatch workload (held submissions: the RPC; the hand-over is measured above) at
 # each concurrency, as ratios Backend.AI/embedded, and the memory per job
 # of each server and per session of the double.
 #
 # Knobs: JOBS (default 100000), AGENTS (default 2000, 64 cores each),
-# SWEEP (default 1,8,64), DURATION (5s), PORT (base, default 27800),
+# SWEEP (default 1,8,64), DURATION (5s), PORT (base, default 27800; the
+# embedded engine's node stand-ins take PORT+100 and up, one per agent),
 # DIR (default /srv/slurm-frontend/bench-bai), BIN, OUT (./bench-backendai),
 # PPROF (a loopback port: the Backend.AI frontend serves Go's pprof there,
 # FrontendDebugListen, to profile a stage while it runs).
@@ -80,8 +82,12 @@ DBL_PID=$!
 wait_port $DBL_PORT $DBL_PID "backendai-double"
 DBL_BASE=$(rss_kb $DBL_PID)
 
-# The embedded engine: the reference cluster of the other benchmarks.
-grep -E '^(ClusterName|GresTypes|NodeName|PartitionName)=' "$ROOT/codec/testdata/slurm-24.11/slurm.conf" >"$DIR/embedded.conf"
+# The embedded engine: a cluster of the same shape as the double's (a node
+# per agent, 64 cores and 256 GiB each, one partition over all), so that
+# what differs is the engine, not the size of the node and partition
+# listings. Its node stand-ins listen on SlurmdPort and up, one per node.
+printf 'ClusterName=embbench\nSlurmdPort=%d\nNodeName=i-agent[0000-%04d] CPUs=64 RealMemory=262144\nPartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n' \
+	$((PORT + 100)) $((AGENTS - 1)) >"$DIR/embedded.conf"
 printf 'ClusterName=baibench\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=http://127.0.0.1:%d\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n' \
 	$DBL_PORT "$DIR/keypair" >"$DIR/backendai.conf"
 [ -n "${PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$PPROF" >>"$DIR/backendai.conf"
@@ -102,7 +108,7 @@ log "stage 1: $JOBS held jobs on each"
 "$BIN" bench fill --target 127.0.0.1:$BAI_PORT --jobs "$JOBS" --munge-key "$KEY" 2>/dev/null | tee "$DIR/fill-backendai-held.txt"
 settle $EMB_PID $BAI_PID
 "$BIN" bench run --target "backendai=127.0.0.1:$BAI_PORT,pid=$BAI_PID" --target "embedded=127.0.0.1:$EMB_PORT,pid=$EMB_PID" \
-	--workload squeue,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$JOBS held jobs each" \
+	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$JOBS held jobs each" \
 	--json "$DIR/stage1.json" >"$DIR/stage1.txt"
 EMB_RSS1=$(rss_kb $EMB_PID) BAI_RSS1=$(rss_kb $BAI_PID)
 
@@ -131,7 +137,7 @@ EMB_RSS=$(rss_kb $EMB_PID) BAI_RSS=$(rss_kb $BAI_PID) DBL_RSS=$(rss_kb $DBL_PID)
 
 log "stage 2: squeue storm and sbatch, side by side (Backend.AI first: ratios are Backend.AI/embedded)"
 "$BIN" bench run --target "backendai=127.0.0.1:$BAI_PORT,pid=$BAI_PID" --target "embedded=127.0.0.1:$EMB_PORT,pid=$EMB_PID" \
-	--workload squeue,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$((2 * JOBS)) jobs ($JOBS running on Backend.AI)" \
+	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$((2 * JOBS)) jobs ($JOBS running on Backend.AI)" \
 	--json "$DIR/stage2.json" >"$DIR/stage2.txt"
 MEM=$(awk -v n="$JOBS" -v e0="$EMB_RSS1" -v e1="$EMB_RSS" -v b0="$BAI_RSS1" -v b1="$BAI_RSS" -v d0="$DBL_BASE" -v d1="$DBL_RSS" \
 	'BEGIN { printf "RSS per added job: embedded (held) %.2f KiB, Backend.AI (running session) %.2f KiB; the double %.2f KiB per session", (e1-e0)/n, (b1-b0)/n, (d1-d0)/n }')

@@ -300,6 +300,23 @@ func (p *parser) logical(at pos, raw string) error {
 // finish checks what needs the whole configuration: every partition
 // names known nodes.
 func (p *parser) finish() (*Config, error) {
+	// Nodes=ALL: every node the configuration defines (one list, shared
+	// by every such partition). With no nodes defined it stays empty and
+	// means every node the engine reports (ctld's cluster).
+	var all []string
+	for i := range p.c.Partitions {
+		part := &p.c.Partitions[i]
+		if part.NodesExpr != "ALL" || len(p.c.Nodes) == 0 {
+			continue
+		}
+		if all == nil {
+			all = make([]string, len(p.c.Nodes))
+			for j, n := range p.c.Nodes {
+				all[j] = n.Name
+			}
+		}
+		part.Nodes = all
+	}
 	for i, part := range p.c.Partitions {
 		for _, n := range part.Nodes {
 			if _, ok := p.nodeAt[n]; !ok {

@@ -50,3 +50,18 @@ func TestParseTime(t *testing.T) {
 		require.Equal(t, want, got, in)
 	}
 }
+
+// Nodes=ALL is every node the file defines (slurm.conf(5)); scontrol
+// shows it as written.
+func TestParsePartitionNodesAll(t *testing.T) {
+	c, err := Parse(strings.NewReader("NodeName=a[1-3] CPUs=4\nNodeName=b1 CPUs=8\nPartitionName=all Nodes=ALL Default=YES\nPartitionName=some Nodes=a[1-2]\n"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1", "a2", "a3", "b1"}, c.Partitions[0].Nodes)
+	require.Equal(t, "ALL", c.Partitions[0].NodesExpr)
+	require.Equal(t, []string{"a1", "a2"}, c.Partitions[1].Nodes)
+	// No nodes in the file: it stays open for the engine's nodes.
+	c, err = Parse(strings.NewReader("PartitionName=all Nodes=ALL\n"))
+	require.NoError(t, err)
+	require.Empty(t, c.Partitions[0].Nodes)
+	require.Equal(t, "ALL", c.Partitions[0].NodesExpr)
+}

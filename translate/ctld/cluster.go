@@ -50,13 +50,23 @@ func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
 		cl.parts = cfg.Partitions
 		copied := false
 		for i, p := range cfg.Partitions {
-			if p.NodesExpr != "" || len(p.Nodes) > 0 {
+			all := p.NodesExpr == "ALL" && len(p.Nodes) == 0
+			if (p.NodesExpr != "" || len(p.Nodes) > 0) && !all {
 				continue
 			}
 			// A site's partition over a resource group's agents (the
 			// config's own partitions stay as written).
 			if !copied {
 				cl.parts, copied = append([]conf.Partition(nil), cfg.Partitions...), true
+			}
+			if all {
+				// Nodes=ALL with no nodes in the config: every node
+				// the engine reports (the expression stays "ALL").
+				cl.parts[i].Nodes = make([]string, len(cl.nodes))
+				for j, n := range cl.nodes {
+					cl.parts[i].Nodes[j] = n.Name
+				}
+				continue
 			}
 			cl.parts[i].Nodes = groupAgents(topo, p.ResourceGroup)
 			cl.parts[i].NodesExpr = hostlist.Compress(cl.parts[i].Nodes)

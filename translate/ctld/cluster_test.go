@@ -155,3 +155,30 @@ func TestClusterSitePartitions(t *testing.T) {
 		t.Errorf("the config's partition was changed: %+v", cfg.Partitions[0])
 	}
 }
+
+// A site's partition with Nodes=ALL and no nodes in the config spans
+// every node the engine reports, and scontrol still shows "ALL".
+func TestClusterPartitionNodesAllFromEngine(t *testing.T) {
+	cfg, err := conf.Parse(strings.NewReader("PartitionName=all Nodes=ALL Default=YES\nPartitionName=gpus FrontendResourceGroup=gpu\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := &translate.Topology{
+		Groups: []translate.ResourceGroup{{Name: "default", IsActive: true, AgentIDs: []string{"i-1", "i-2"}},
+			{Name: "gpu", IsActive: true, AgentIDs: []string{"g-1"}}},
+		Agents: []translate.Agent{agent("i-1", "default", 8, 32, 0), agent("i-2", "default", 8, 32, 0), agent("g-1", "gpu", 32, 256, 4)},
+	}
+	cl := newCluster(cfg, topo)
+	if got := strings.Join(cl.parts[0].Nodes, ","); got != "g-1,i-1,i-2" {
+		t.Errorf("Nodes=ALL spans %q, want every agent", got)
+	}
+	if cl.parts[0].NodesExpr != "ALL" {
+		t.Errorf("shown as %q, want ALL", cl.parts[0].NodesExpr)
+	}
+	if got := strings.Join(cl.parts[1].Nodes, ","); got != "g-1" {
+		t.Errorf("the resource group's partition spans %q", got)
+	}
+	if cfg.Partitions[0].Nodes != nil {
+		t.Errorf("the config's own partition was changed")
+	}
+}
