@@ -287,6 +287,15 @@ func (r *Report) Ratios() []Ratio {
 						cv = append(cv, fmt.Sprintf("%s: %.2f other cores busy", x.Target, x.OtherCores))
 					}
 				}
+				// Different queues (running records are larger than
+				// pending ones) make different replies: the ratio then
+				// says as much about the bytes as about the server.
+				if ab, bb := jobInfoBytes(a), jobInfoBytes(b); ab > 0 && bb > 0 && !IsNullTarget(other) {
+					if d := float64(ab) / float64(bb); d > 1.05 || d < 1/1.05 {
+						cv = append(cv, fmt.Sprintf("job listings differ: %s %s, %s %s a reply; per byte %s",
+							a.Target, fmtBytes(ab), b.Target, fmtBytes(bb), fmtRatio(ra.OpsRatio*d)))
+					}
+				}
 				ra.Caveat = strings.Join(cv, "; ")
 				if !ra.IsNull {
 					for _, n := range r.Meta.Targets {
@@ -810,4 +819,15 @@ func fmtVal(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.3g", v)
+}
+
+// fmtBytes is a size for a reader: 1.5 MB, 640 kB, 36 B.
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }
