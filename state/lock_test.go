@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/stretchr/testify/require"
 )
 
@@ -93,4 +94,24 @@ func TestStoreLockGoesWithTheProcess(t *testing.T) {
 	s, err = Open(dir)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
+}
+
+// A store whose tables cannot be written (its directory removed under
+// it) still closes, within the bound, with an error saying so: a server
+// told to stop stops (Badger alone retries for ever).
+func TestStoreCloseIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }))
+	require.NoError(t, os.RemoveAll(dir))
+	old := closeTimeout
+	closeTimeout = time.Second
+	defer func() { closeTimeout = old }()
+	start := time.Now()
+	err = s.Close()
+	took := time.Since(start)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "did not close")
+	require.Less(t, took, 10*time.Second)
 }

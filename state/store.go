@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -133,10 +134,22 @@ func (s *Store) Close() error {
 		// replays it: the database is left to the process's exit.
 		return fmt.Errorf("state store left open: %w; the next start replays its log", err)
 	}
-	err := s.db.Close()
-	s.lock.release()
-	return err
+	// Badger retries a failed table write for ever (a directory
+	// removed under it, an I/O error): a server told to stop must stop.
+	// What is not written out is in the log (synchronous writes).
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	select {
+	case err := <-done:
+		s.lock.release()
+		return err
+	case <-time.After(closeTimeout):
+		return fmt.Errorf("state store did not close within %v (its tables cannot be written); left to the process's exit, the next start replays its log", closeTimeout)
+	}
 }
+
+// closeTimeout bounds Close (a variable for tests).
+var closeTimeout = 30 * time.Second
 
 // ErrClosed is what reading a closed store gives.
 var ErrClosed = errors.New("state store closed")
