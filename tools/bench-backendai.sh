@@ -16,7 +16,8 @@
 # of each server and per session of the double.
 #
 # Knobs: JOBS (default 100000), AGENTS (default 2000, 64 cores each),
-# SWEEP (default 1,8,64), DURATION (5s), PORT (base, default 27800; the
+# SWEEP (default 1,8,64), DURATION (5s), REPEAT (each point measured this
+# many times, the targets' order rotated, the median reported; default 3), PORT (base, default 27800; the
 # embedded engine's node stand-ins take PORT+100 and up, one per agent),
 # DIR (default /srv/slurm-frontend/bench-bai), BIN, OUT (./bench-backendai),
 # PPROF (a loopback port: the Backend.AI frontend serves Go's pprof there,
@@ -30,6 +31,7 @@ JOBS=${JOBS:-100000}
 AGENTS=${AGENTS:-2000}
 SWEEP=${SWEEP:-1,8,64}
 DURATION=${DURATION:-5s}
+REPEAT=${REPEAT:-3}
 PORT=${PORT:-27800}
 DIR=${DIR:-$SHARED/bench-bai}
 OUT=${OUT:-$PWD/bench-backendai}
@@ -108,7 +110,7 @@ log "stage 1: $JOBS held jobs on each"
 "$BIN" bench fill --target 127.0.0.1:$BAI_PORT --jobs "$JOBS" --munge-key "$KEY" 2>/dev/null | tee "$DIR/fill-backendai-held.txt"
 settle $EMB_PID $BAI_PID
 "$BIN" bench run --target "backendai=127.0.0.1:$BAI_PORT,pid=$BAI_PID" --target "embedded=127.0.0.1:$EMB_PORT,pid=$EMB_PID" \
-	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$JOBS held jobs each" \
+	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --repeat "$REPEAT" --warmup 1s --munge-key "$KEY" --label "$JOBS held jobs each" \
 	--json "$DIR/stage1.json" >"$DIR/stage1.txt"
 EMB_RSS1=$(rss_kb $EMB_PID) BAI_RSS1=$(rss_kb $BAI_PID)
 
@@ -137,11 +139,11 @@ EMB_RSS=$(rss_kb $EMB_PID) BAI_RSS=$(rss_kb $BAI_PID) DBL_RSS=$(rss_kb $DBL_PID)
 
 log "stage 2: squeue storm and sbatch, side by side (Backend.AI first: ratios are Backend.AI/embedded)"
 "$BIN" bench run --target "backendai=127.0.0.1:$BAI_PORT,pid=$BAI_PID" --target "embedded=127.0.0.1:$EMB_PORT,pid=$EMB_PID" \
-	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --warmup 1s --munge-key "$KEY" --label "$((2 * JOBS)) jobs ($JOBS running on Backend.AI)" \
+	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --repeat "$REPEAT" --warmup 1s --munge-key "$KEY" --label "$((2 * JOBS)) jobs ($JOBS running on Backend.AI)" \
 	--json "$DIR/stage2.json" >"$DIR/stage2.txt"
 MEM=$(awk -v n="$JOBS" -v e0="$EMB_RSS1" -v e1="$EMB_RSS" -v b0="$BAI_RSS1" -v b1="$BAI_RSS" -v d0="$DBL_BASE" -v d1="$DBL_RSS" \
 	'BEGIN { printf "RSS per added job: embedded (held) %.2f KiB, Backend.AI (running session) %.2f KiB; the double %.2f KiB per session", (e1-e0)/n, (b1-b0)/n, (d1-d0)/n }')
 "$BIN" bench report "$DIR/stage1.json" "$DIR/stage2.json" --report "$OUT.html" --json "$OUT.json" \
-	--note "tools/bench-backendai.sh: JOBS=$JOBS AGENTS=$AGENTS SWEEP=$SWEEP DURATION=$DURATION; hand-over $HANDOVER; $MEM; total $SECONDS s" |
+	--note "tools/bench-backendai.sh: JOBS=$JOBS AGENTS=$AGENTS SWEEP=$SWEEP DURATION=$DURATION REPEAT=$REPEAT; hand-over $HANDOVER; $MEM; total $SECONDS s" |
 	tee "$DIR/summary.txt"
 log "$MEM"

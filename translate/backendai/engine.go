@@ -860,7 +860,7 @@ func (e *Engine) Sessions(ctx context.Context) ([]translate.SessionInfo, error) 
 		}
 	}
 	started := time.Now()
-	act, err := e.c.ListSessions(ctx, SessionFilter{Statuses: live, PageSize: 500})
+	act, err := e.c.ListSessions(ctx, SessionFilter{Statuses: live, PageSize: 500, Brief: true})
 	if err != nil {
 		return nil, engineErr(err)
 	}

@@ -177,6 +177,13 @@ const sessionFields = `id name type tag priority image architecture cluster_mode
   created_at starts_at scheduled_at terminated_at startup_command
   agent_ids requested_slots occupied_slots service_ports mounts`
 
+// briefFields are what the resync reads of a live session: its state,
+// where it runs, and for one made outside the frontend what its job
+// shows (Engine.foreignOf).
+const briefFields = `id name type tag status status_changed status_info status_history result
+  created_at starts_at terminated_at access_key agent_ids cluster_size
+  scaling_group user_email group_name image requested_slots`
+
 // Kernels are asked for with ended sessions only (their end is read once),
 // so their last_stat, the stats at termination, costs one read each.
 const kernelFields = `containers { id cluster_role cluster_idx local_rank cluster_hostname image architecture
@@ -358,6 +365,10 @@ type SessionFilter struct {
 	PageSize    int  // default 100
 	Limit       int  // stop after this many; 0 = all
 	WithKernels bool // also fetch the kernels (containers)
+	// Brief asks only what a reconciliation of live sessions reads
+	// (briefFields): the startup command alone (the job's whole script
+	// in ours) was most of a listing's bytes.
+	Brief bool
 }
 
 func (f SessionFilter) expr() (string, error) {
@@ -434,6 +445,9 @@ func (c *Client) ListSessions(ctx context.Context, f SessionFilter) ([]Session, 
 		vars["group"] = g
 	}
 	sel := sessionFields + " group_name"
+	if f.Brief {
+		sel = briefFields
+	}
 	if f.WithKernels {
 		sel += " " + kernelFields
 	}

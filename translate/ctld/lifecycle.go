@@ -37,6 +37,7 @@ func (c *Controller) Start(ctx context.Context) {
 		defer t.Stop()
 		clock := newClockWatch()
 		lastSync := time.Now()
+		var took time.Duration // the last resync's
 		for {
 			if step := clock.stepped(); step != 0 {
 				c.clockStepped(step)
@@ -50,11 +51,13 @@ func (c *Controller) Start(ctx context.Context) {
 				// before the restart).
 				reconciled = c.resync(ctx, true)
 				lastSync = time.Now()
-			case reconciled && (time.Since(lastSync) >= resyncEvery ||
+			case reconciled && (time.Since(lastSync) >= max(resyncEvery, resyncShare*took) ||
 				time.Since(lastSync) >= foreignGap && c.foreignDue.Load()):
 				c.foreignDue.Store(false)
+				t0 := time.Now()
 				c.resync(ctx, false)
 				lastSync = time.Now()
+				took = lastSync.Sub(t0)
 			}
 			if !reconciled {
 				select {

@@ -20,8 +20,14 @@ import (
 // create whose answer was lost) is ended. A restart thus neither loses
 // nor doubles a job, and drift lasts at most one period.
 
-// resyncEvery is how often the controller reconciles with the engine.
+// resyncEvery is how often the controller reconciles with the engine;
+// a resync that took long (a listing of 100,000 sessions) waits
+// resyncShare times its length for the next, so that reconciling stays
+// a small share of what the server and the manager do (the events keep
+// the jobs current meanwhile; drift lasts at most one period).
 var resyncEvery = 30 * time.Second
+
+const resyncShare = 20
 
 // lostEvent fails a running job whose session the engine no longer has.
 func lostEvent(c *Controller, job uint32, sid translate.SessionID) translate.SessionEvent {
