@@ -21,7 +21,8 @@
 # embedded engine's node stand-ins take PORT+100 and up, one per agent),
 # DIR (default /srv/slurm-frontend/bench-bai), BIN, OUT (./bench-backendai),
 # PPROF (a loopback port: the Backend.AI frontend serves Go's pprof there,
-# FrontendDebugListen, to profile a stage while it runs).
+# FrontendDebugListen, to profile a stage while it runs), EMB_PPROF (the
+# same for the embedded one).
 # It starts everything it measures and stops exactly that (by PID).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -93,6 +94,7 @@ printf 'ClusterName=embbench\nSlurmdPort=%d\nNodeName=i-agent[0000-%04d] CPUs=64
 printf 'ClusterName=baibench\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=http://127.0.0.1:%d\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n' \
 	$DBL_PORT "$DIR/keypair" >"$DIR/backendai.conf"
 [ -n "${PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$PPROF" >>"$DIR/backendai.conf"
+[ -n "${EMB_PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$EMB_PPROF" >>"$DIR/embedded.conf"
 log "starting slurm-frontend (embedded) on $EMB_PORT and (Backend.AI) on $BAI_PORT"
 "$BIN" serve --config "$DIR/embedded.conf" --listen 127.0.0.1:$EMB_PORT --state-dir "$DIR/emb-state" --munge-key "$KEY" 2>"$DIR/embedded.log" &
 EMB_PID=$!
