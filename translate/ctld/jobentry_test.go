@@ -3,10 +3,12 @@ package ctld
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/local"
 )
 
@@ -208,5 +210,37 @@ func TestFastNeverReadsStore(t *testing.T) {
 				t.Errorf("%s %s: still declined by Fast once a worker built the listing", codec.VersionName(v), name)
 			}
 		}
+	}
+}
+
+// BenchmarkChunkEncodeLargeCluster encodes a chunk of held jobs on a
+// cluster of 2,000 nodes in one partition (the Backend.AI benchmark's
+// shape): a pending job's node estimate must not walk the partition.
+func BenchmarkChunkEncodeLargeCluster(b *testing.B) {
+	store, err := state.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	fillHeld(b, store, 1<<chunkShift)
+	cfg, err := conf.Parse(strings.NewReader("ClusterName=big\nNodeName=i[0000-1999] CPUs=64 RealMemory=262144\nPartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "big"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := c.Snapshot()
+	hot := make([]*jobEntry, 0, len(s.jobs))
+	for _, e := range s.jobs[1:] {
+		j := *e.job()
+		j.Partition = "batch" // fillHeld's are the reference cluster's
+		hot = append(hot, newEntry(&j, nil, false))
+	}
+	var w codec.Writer
+	b.ReportAllocs()
+	for b.Loop() {
+		s.encodeChunk(0, hot, codec.V24_11, 0, &w)
 	}
 }
