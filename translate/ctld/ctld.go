@@ -72,6 +72,7 @@ type Options struct {
 
 // Controller is the frontend's slurmctld.
 type Controller struct {
+	purgedAt int64 // when purgeFinished last looked (seconds; c.mu)
 	opt      Options
 	snap     atomic.Pointer[Snapshot]
 	chunks   chunkCache // encoded job records, reused by the next snapshot

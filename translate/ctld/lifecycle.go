@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,9 +195,12 @@ func (c *Controller) dispatch(ctx context.Context) {
 	changed := false
 	counts := map[uint32]*throttleCount{} // per array, for its throttle
 	for _, e := range c.jobs {
-		if e.hot == nil {
+		if e.hot == nil || !codec.JobIsPending(e.state) {
 			// Cold: finished, or held with nothing to enforce (a held
-			// job keeps its reason; see eligible).
+			// job keeps its reason; see eligible). Not pending: the
+			// entry's own copy of the state says so without a load of
+			// the job (a pass runs per submission, over every running
+			// job too: 100,000 on Backend.AI).
 			continue
 		}
 		j := e.hot
@@ -945,11 +949,23 @@ func (c *Controller) purgeFinished(now int64) bool {
 	if age <= 0 {
 		return false // MinJobAge=0 keeps jobs, as slurmctld
 	}
-	kept := c.jobs[:0]
-	dropped := false
-	for _, e := range c.jobs {
-		if e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age {
-			dropped = true
+	expired := func(e *jobEntry) bool {
+		return e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age
+	}
+	// Ages are in seconds: one look a second (a dispatch pass runs per
+	// submission), and the list is rewritten only when a job goes.
+	if now == c.purgedAt {
+		return false
+	}
+	c.purgedAt = now
+	first := slices.IndexFunc(c.jobs, expired)
+	if first < 0 {
+		return false
+	}
+	kept := c.jobs[:first]
+	dropped := true
+	for _, e := range c.jobs[first:] {
+		if expired(e) {
 			continue
 		}
 		kept = append(kept, e)

@@ -52,7 +52,12 @@ func (c *Controller) submit(req *Request) Reply {
 	c.rebuild(time.Now().Unix())
 	c.mu.Unlock()
 	c.counters.submitted.Add(1)
-	c.wake()
+	if jobs[0].Priority != 0 {
+		// A held job has nothing to hand over: no dispatch pass (a walk
+		// of every job) per held submission; the periodic one still
+		// sees its deadline and reason.
+		c.wake()
+	}
 	resp := codec.SubmitResponse{StepID: codec.JobStepID{JobID: jobs[0].ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal}}
 	if jobs[0].Priority == 0 {
 		// slurmctld tells sbatch the job was accepted but held.
