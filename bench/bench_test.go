@@ -392,3 +392,29 @@ func TestTargetVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// With --repeat, a ratio compares the two targets within one round: the
+// round whose ratio is the median, not each target's median run, which
+// may come from different rounds.
+func TestRatiosPairRounds(t *testing.T) {
+	run := func(target string, rep int, ops float64) *Result {
+		return &Result{Target: target, Workload: "squeue", Mode: "closed", Concurrency: 1, Rep: rep, OpsPerSec: ops}
+	}
+	r := &Report{Meta: Meta{Targets: []string{"a", "b"}}, Runs: []*Result{
+		// Per round a/b: 2.25, 0.5, 0.857. Each target's median run is
+		// from another round (a's 50 in round 1, b's 40 in round 0).
+		run("a", 0, 90), run("b", 0, 40),
+		run("b", 1, 100), run("a", 1, 50),
+		run("a", 2, 30), run("b", 2, 35),
+	}}
+	rs := r.Ratios()
+	if len(rs) != 1 {
+		t.Fatalf("%d ratios, want 1", len(rs))
+	}
+	if got := rs[0].OpsRatio; got < 0.856 || got > 0.858 {
+		t.Errorf("ratio %.3f, want 0.857 (round 2's pair, the median ratio)", got)
+	}
+	if rs[0].SubjectOps != 30 || rs[0].OtherOps != 35 {
+		t.Errorf("compared %v with %v, want round 2's 30 and 35", rs[0].SubjectOps, rs[0].OtherOps)
+	}
+}

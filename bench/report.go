@@ -164,6 +164,37 @@ func (r *Report) groups() []*group {
 	return out
 }
 
+// pairedMedian picks, of repeated runs (--repeat), the repetition whose
+// ratio subject/other is the median, so that a ratio compares two runs
+// of one round: rounds differ (the sbatch workload adds jobs between
+// them), and the two targets' medians could come from different ones.
+// Without matching repetitions a and b stand.
+func pairedMedian(as, bs []*Result, a, b *Result) (*Result, *Result) {
+	if len(as) < 2 {
+		return a, b
+	}
+	byRep := map[int]*Result{}
+	for _, r := range bs {
+		byRep[r.Rep] = r
+	}
+	type pair struct {
+		a, b  *Result
+		ratio float64
+	}
+	var ps []pair
+	for _, r := range as {
+		if o := byRep[r.Rep]; o != nil && o.OpsPerSec > 0 {
+			ps = append(ps, pair{r, o, r.OpsPerSec / o.OpsPerSec})
+		}
+	}
+	if len(ps) < 2 {
+		return a, b
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].ratio < ps[j].ratio })
+	m := ps[len(ps)/2]
+	return m.a, m.b
+}
+
 // median returns the run with the median ops/s (the upper one of an even
 // count).
 func median(list []*Result) *Result {
@@ -272,6 +303,7 @@ func (r *Report) Ratios() []Ratio {
 				if a == nil || b == nil {
 					continue
 				}
+				a, b = pairedMedian(g.All[subj][p], g.All[other][p], a, b)
 				ra := Ratio{Workload: g.Workload, Label: g.Label, Mode: g.Mode, Point: p, Subject: subj, Other: other,
 					SubjectOps: a.OpsPerSec, OtherOps: b.OpsPerSec, IsNull: IsNullTarget(other)}
 				ra.OpsRatio = safeDiv(a.OpsPerSec, b.OpsPerSec)
