@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lablup/slurm-frontend/translate"
+	"golang.org/x/sys/unix"
 )
 
 // Job steps on Backend.AI. The manager has one way to run a command in a
@@ -269,9 +270,9 @@ func dupFile(f *os.File) (*os.File, error) {
 	}
 	// Close-on-exec from the start (a dup then CloseOnExec leaves a
 	// window in which a forked child inherits it).
-	fd, _, e := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
-	if e != 0 {
-		return nil, e
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }

@@ -114,18 +114,7 @@ func TestColdJobs(t *testing.T) {
 // squeue) of held jobs: cold (read from the store) against the same jobs
 // held in memory.
 func BenchmarkChunkEncode(b *testing.B) {
-	store, err := state.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	fillHeld(b, store, 1<<chunkShift)
-	cfg := fakeCluster(b, "slurm-24.11")
-	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "refcluster"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := c.Snapshot()
+	s := chunkBenchSnapshot(b, fakeCluster(b, "slurm-24.11"))
 	cold := s.jobs[1:] // ID 0 starts no chunk: IDs 1..127 share chunk 0
 	hot := make([]*jobEntry, len(cold))
 	for i, e := range cold {
@@ -217,21 +206,11 @@ func TestFastNeverReadsStore(t *testing.T) {
 // cluster of 2,000 nodes in one partition (the Backend.AI benchmark's
 // shape): a pending job's node estimate must not walk the partition.
 func BenchmarkChunkEncodeLargeCluster(b *testing.B) {
-	store, err := state.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	fillHeld(b, store, 1<<chunkShift)
 	cfg, err := conf.Parse(strings.NewReader("ClusterName=big\nNodeName=i[0000-1999] CPUs=64 RealMemory=262144\nPartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: "big"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := c.Snapshot()
+	s := chunkBenchSnapshot(b, cfg)
 	hot := make([]*jobEntry, 0, len(s.jobs))
 	for _, e := range s.jobs[1:] {
 		j := *e.job()
@@ -243,4 +222,20 @@ func BenchmarkChunkEncodeLargeCluster(b *testing.B) {
 	for b.Loop() {
 		s.encodeChunk(0, hot, codec.V24_11, 0, &w)
 	}
+}
+
+// chunkBenchSnapshot is the snapshot of a controller on cfg over a store
+// holding one chunk of held jobs (closed with the benchmark).
+func chunkBenchSnapshot(b *testing.B, cfg *conf.Config) *Snapshot {
+	store, err := state.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	fillHeld(b, store, 1<<chunkShift)
+	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Stats: state.NewRPCStats(), ClusterName: cfg.Get("ClusterName", "refcluster")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c.Snapshot()
 }

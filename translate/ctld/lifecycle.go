@@ -942,6 +942,12 @@ func compressNodes(nodes []string) string {
 // controller's view, as slurmctld does (their records stay in the store
 // for accounting). It reports whether any went.
 func (c *Controller) purgeFinished(now int64) bool {
+	// Ages are in seconds: one look a second (a dispatch pass runs per
+	// submission), and the list is rewritten only when a job goes.
+	if now == c.purgedAt {
+		return false
+	}
+	c.purgedAt = now
 	age := int64(300)
 	if v, err := strconv.ParseInt(c.opt.Conf.Get("MinJobAge", "300"), 10, 64); err == nil {
 		age = v
@@ -949,30 +955,9 @@ func (c *Controller) purgeFinished(now int64) bool {
 	if age <= 0 {
 		return false // MinJobAge=0 keeps jobs, as slurmctld
 	}
-	expired := func(e *jobEntry) bool {
+	n := len(c.jobs)
+	c.jobs = slices.DeleteFunc(c.jobs, func(e *jobEntry) bool {
 		return e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age
-	}
-	// Ages are in seconds: one look a second (a dispatch pass runs per
-	// submission), and the list is rewritten only when a job goes.
-	if now == c.purgedAt {
-		return false
-	}
-	c.purgedAt = now
-	first := slices.IndexFunc(c.jobs, expired)
-	if first < 0 {
-		return false
-	}
-	kept := c.jobs[:first]
-	dropped := true
-	for _, e := range c.jobs[first:] {
-		if expired(e) {
-			continue
-		}
-		kept = append(kept, e)
-	}
-	for i := len(kept); i < len(c.jobs); i++ {
-		c.jobs[i] = nil
-	}
-	c.jobs = kept
-	return dropped
+	})
+	return len(c.jobs) < n
 }

@@ -182,7 +182,7 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 		s.holders, k = prev[:len(prev):len(prev)], len(prev)
 	} else {
 		for _, e := range s.jobs {
-			if !codec.JobIsRunning(e.state) && e.state&codec.JOB_COMPLETING == 0 {
+			if !e.holdsNodes() {
 				continue
 			}
 			if same {
@@ -245,11 +245,16 @@ func appendedOnly(old *Snapshot, jobs []*jobEntry) bool {
 		}
 	}
 	for _, e := range jobs[len(old.jobs):] {
-		if codec.JobIsRunning(e.state) || e.state&codec.JOB_COMPLETING != 0 {
+		if e.holdsNodes() {
 			return false
 		}
 	}
 	return true
+}
+
+// holdsNodes: a running or completing job, one the node allocation counts.
+func (e *jobEntry) holdsNodes() bool {
+	return codec.JobIsRunning(e.state) || e.state&codec.JOB_COMPLETING != 0
 }
 
 // allocOf is what the running and completing jobs hold on each node.
