@@ -22,7 +22,7 @@
 # DIR (default /srv/slurm-frontend/bench-bai), BIN, OUT (./bench-backendai),
 # PPROF (a loopback port: the Backend.AI frontend serves Go's pprof there,
 # FrontendDebugListen, to profile a stage while it runs), EMB_PPROF (the
-# same for the embedded one).
+# same for the embedded one), STAGES (1: stop after the held-jobs stage).
 # It starts everything it measures and stops exactly that (by PID).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +41,10 @@ EMB_PORT=$((PORT + 17)) BAI_PORT=$((PORT + 27)) DBL_PORT=$((PORT + 37))
 [ -s "$KEY" ] || die "no $KEY (run 'make setup')"
 for p in $EMB_PORT $BAI_PORT $DBL_PORT; do
 	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then die "port $p is in use (set PORT=...)"; fi
+done
+for p in ${PPROF:-} ${EMB_PPROF:-}; do
+	# The node stand-ins would take it first (the debug listener then fails).
+	[ "$p" -ge $((PORT + 100)) ] && [ "$p" -lt $((PORT + 100 + AGENTS)) ] && die "PPROF/EMB_PPROF $p is among the node stand-ins' ports ($((PORT + 100))-$((PORT + 99 + AGENTS)))"
 done
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 if [ -z "${BIN:-}" ]; then
@@ -86,12 +90,13 @@ wait_port $DBL_PORT $DBL_PID "backendai-double"
 DBL_BASE=$(rss_kb $DBL_PID)
 
 # The embedded engine: a cluster of the same shape as the double's (a node
-# per agent, 64 cores and 256 GiB each, one partition over all), so that
-# what differs is the engine, not the size of the node and partition
-# listings. Its node stand-ins listen on SlurmdPort and up, one per node.
+# per agent, 64 cores and 256 GiB each, one partition over all, named
+# "batch" on both, the Backend.AI one over the double's resource group, so
+# that job records are byte for byte the same size), so that what differs is the engine, not the size of the
+# node, partition and job listings. Its node stand-ins listen on SlurmdPort and up, one per node.
 printf 'ClusterName=embbench\nSlurmdPort=%d\nNodeName=i-agent[0000-%04d] CPUs=64 RealMemory=262144\nPartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n' \
 	$((PORT + 100)) $((AGENTS - 1)) >"$DIR/embedded.conf"
-printf 'ClusterName=baibench\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=http://127.0.0.1:%d\nFrontendBackendAIKeypair=%s\nFrontendImage=python\n' \
+printf 'ClusterName=baibench\nFrontendBackend=backendai\nFrontendBackendAIEndpoint=http://127.0.0.1:%d\nFrontendBackendAIKeypair=%s\nFrontendImage=python\nPartitionName=batch FrontendResourceGroup=default Default=YES MaxTime=INFINITE State=UP\n' \
 	$DBL_PORT "$DIR/keypair" >"$DIR/backendai.conf"
 [ -n "${PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$PPROF" >>"$DIR/backendai.conf"
 [ -n "${EMB_PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$EMB_PPROF" >>"$DIR/embedded.conf"
@@ -111,10 +116,20 @@ log "stage 1: $JOBS held jobs on each"
 "$BIN" bench fill --target 127.0.0.1:$EMB_PORT --jobs "$JOBS" --munge-key "$KEY" 2>/dev/null | tee "$DIR/fill-embedded.txt"
 "$BIN" bench fill --target 127.0.0.1:$BAI_PORT --jobs "$JOBS" --munge-key "$KEY" 2>/dev/null | tee "$DIR/fill-backendai-held.txt"
 settle $EMB_PID $BAI_PID
+if [ -n "${HOLD:-}" ]; then
+	log "holding $HOLD s: embedded on $EMB_PORT (pid $EMB_PID), Backend.AI on $BAI_PORT (pid $BAI_PID)"
+	sleep "$HOLD"
+fi
 "$BIN" bench run --target "backendai=127.0.0.1:$BAI_PORT,pid=$BAI_PID" --target "embedded=127.0.0.1:$EMB_PORT,pid=$EMB_PID" \
 	--workload squeue,sinfo,sbatch --sweep "$SWEEP" --duration "$DURATION" --repeat "$REPEAT" --warmup 1s --munge-key "$KEY" --label "$JOBS held jobs each" \
 	--json "$DIR/stage1.json" >"$DIR/stage1.txt"
 EMB_RSS1=$(rss_kb $EMB_PID) BAI_RSS1=$(rss_kb $BAI_PID)
+if [ "${STAGES:-2}" = 1 ]; then
+	"$BIN" bench report "$DIR/stage1.json" --report "$OUT.html" --json "$OUT.json" \
+		--note "tools/bench-backendai.sh: JOBS=$JOBS AGENTS=$AGENTS SWEEP=$SWEEP DURATION=$DURATION REPEAT=$REPEAT STAGES=1; total $SECONDS s" |
+		tee "$DIR/summary.txt"
+	exit 0
+fi
 
 # Stage 2: N more jobs on each, held on the embedded engine (it cannot
 # run them), RUNNING sessions in the manager on Backend.AI.
