@@ -11,6 +11,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/slurm-frontend
+	$(GO) build -o $(BIN)-shim ./cmd/slurm-frontend-shim
 
 # Installs munge, the real Slurm 22.05/24.11/26.05 clients (host, trixie and
 # sid roots) and Go modules. Idempotent; needs root and Debian's archive.

@@ -50,7 +50,7 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 if [ -z "${BIN:-}" ]; then
 	BIN=$ROOT/bin/slurm-frontend
 	log "building $BIN"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend)
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend && go build -o "$BIN-shim" ./cmd/slurm-frontend-shim)
 fi
 rm -rf "$DIR"
 mkdir -p "$DIR"

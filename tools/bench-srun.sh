@@ -22,7 +22,9 @@
 # /srv/slurm-frontend, default /srv/slurm-frontend/bench-srun), BIN (a
 # slurm-frontend binary instead of building bin/slurm-frontend), PPROF (a
 # loopback port: slurm-frontend serves Go's pprof there,
-# FrontendDebugListen, to profile a measurement while it runs).
+# FrontendDebugListen, to profile a measurement while it runs), SHIM (the
+# jobs' shim, FrontendShim: default the slurm-frontend-shim beside BIN;
+# SHIM=BIN measures with the server's own shim).
 # Each run is timed inside the root around srun alone (the chroot and the
 # clean environment of tools/run-client.sh are outside the interval).
 # It starts everything it measures and stops exactly that (by PID).
@@ -58,7 +60,7 @@ fi
 if [ -z "${BIN:-}" ]; then
 	BIN=$ROOT/bin/slurm-frontend
 	log "building $BIN"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend)
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend && go build -o "$BIN-shim" ./cmd/slurm-frontend-shim)
 fi
 rm -rf "$DIR/ours-state" "$DIR/real" "$DIR/work" "$DIR"/times-* "$DIR"/*.err "$DIR/summary.txt"
 mkdir -p "$DIR/work"
@@ -106,6 +108,7 @@ cat "$BIG" >/dev/null # into the page cache: both sides read memory, not the dis
 # --- slurm-frontend (embedded engine) ---------------------------------------------
 printf 'ClusterName=srunbench\n%s\n%s\n' "$NODE" "$PART" >"$DIR/ours.conf"
 [ -n "${PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$PPROF" >>"$DIR/ours.conf"
+[ -n "${SHIM:-}" ] && echo "FrontendShim=$SHIM" >>"$DIR/ours.conf"
 log "starting slurm-frontend on $OURS_PORT (node n1 on $((OURS_PORT + 1)))"
 "$BIN" serve --config "$DIR/ours.conf" --listen 127.0.0.1:$OURS_PORT --state-dir "$DIR/ours-state" \
 	--munge-key "$KEY" >"$DIR/ours.log" 2>&1 &

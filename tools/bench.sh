@@ -75,7 +75,7 @@ want_fds=$((HOLD + 8192))
 if [ -z "$BIN" ]; then
 	BIN=$ROOT/bin/slurm-frontend
 	log "building $BIN"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend)
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend && go build -o "$BIN-shim" ./cmd/slurm-frontend-shim)
 fi
 
 OURS_PID= NULL_PID= REAL_STARTED= B_PID=

@@ -7,9 +7,12 @@ import (
 	"io"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/backendai"
@@ -22,7 +25,11 @@ import (
 // jobs here (they stay pending, and the log says why).
 func openEngine(s *settings, logger *log.Logger) (translate.Backend, translate.Executor, func(), error) {
 	if s.backend != "backendai" {
-		engine := local.New(s.cfg, local.WithSpoolDir(filepath.Join(s.stateDir, "spool")), local.WithLogger(logger))
+		opts := []local.Option{local.WithSpoolDir(filepath.Join(s.stateDir, "spool")), local.WithLogger(logger)}
+		if argv := shimCommand(s.cfg.Get("FrontendShim", ""), logger); argv != nil {
+			opts = append(opts, local.WithShimCommand(argv...))
+		}
+		engine := local.New(s.cfg, opts...)
 		if err := engine.Err(); err != nil {
 			logger.Printf("jobs will stay pending: %v", err)
 			return engine, nil, func() { engine.Close() }, nil
@@ -135,4 +142,68 @@ func splitList(s string) []string {
 func isTransport(err error) bool {
 	var te *backendai.TransportError
 	return errors.As(err, &te)
+}
+
+// shimCommand picks the binary that supervises each job and srun task:
+// slurm-frontend-shim (FrontendShim=PATH, or the one next to this
+// executable), which starts in about half the time of this binary (it
+// starts once per job and once per srun task), or nil for this binary's
+// own "shim". The server runs it as root for every job, so it is used
+// only if no one but root can have written it or any directory above it,
+// and only if it carries this binary's shim (same protocol and revision).
+func shimCommand(path string, logger *log.Logger) []string {
+	named := path != ""
+	if !named {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil
+		}
+		path = filepath.Join(filepath.Dir(exe), "slurm-frontend-shim")
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+	}
+	if err := checkShim(path); err != nil {
+		logger.Printf("not using %s as the jobs' shim (this binary's own instead): %v", path, err)
+		return nil
+	}
+	return []string{path, "shim"}
+}
+
+func checkShim(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	if !filepath.IsAbs(real) {
+		if real, err = filepath.Abs(real); err != nil {
+			return err
+		}
+	}
+	for p, first := real, true; ; p, first = filepath.Dir(p), false {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		if first && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0) {
+			return fmt.Errorf("not an executable file")
+		}
+		// A sticky directory (/tmp) lets no one else replace what root owns in it.
+		if st.Uid != 0 || st.Mode&0o022 != 0 && (first || st.Mode&unix.S_ISVTX == 0) {
+			return fmt.Errorf("%s can be written by others than root", p)
+		}
+		if p == "/" {
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, real, "shim", "version").Output()
+	if err != nil {
+		return fmt.Errorf("shim version: %v", err)
+	}
+	if got, want := strings.TrimSpace(string(out)), local.ShimIdentity(); got != want {
+		return fmt.Errorf("it carries another shim (%q, this binary %q)", got, want)
+	}
+	return nil
 }

@@ -86,11 +86,15 @@ func buildBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "slurm-frontend")
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
-		cmd.Dir = filepath.Join(repoRoot(t), "cmd", "slurm-frontend")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		// The shim binary beside it, as `make build` lays them out: the
+		// server then runs every job and srun task through it.
+		for _, b := range [][2]string{{binPath, "slurm-frontend"}, {binPath + "-shim", "slurm-frontend-shim"}} {
+			cmd := exec.Command("go", "build", "-o", b[0], ".")
+			cmd.Dir = filepath.Join(repoRoot(t), "cmd", b[1])
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+				return
+			}
 		}
 	})
 	if buildErr != nil {

@@ -38,6 +38,12 @@ func TestSrun(t *testing.T) {
 			if n, _ := fmt.Sscanf(out, "%d %s", &job, &rest); n != 2 || !strings.HasSuffix(strings.TrimSpace(out), " 0 0 1 slurm "+dir) {
 				t.Errorf("srun environment: %q, want JOBID 0 0 1 slurm %s", out, dir)
 			}
+			// The task's supervisor (its PID namespace's init) is the
+			// small shim binary beside the server's (see shimCommand).
+			out = ru.mustRun(rel, "srun", "sh", "-c", "tr '\\0' ' ' </proc/1/cmdline")
+			if want := buildBinary(t) + "-shim shim run "; !strings.HasPrefix(out, want) {
+				t.Errorf("the task's pid 1: %q, want %q...", out, want)
+			}
 			// Two nodes: one task on each, each told its node.
 			out = ru.mustRun(rel, "srun", "-N", "2", "-n", "2", "sh", "-c", "echo $SLURM_NODEID $SLURMD_NODENAME $SLURM_PROCID $SLURM_STEP_NUM_NODES")
 			lines = strings.Split(strings.TrimSpace(out), "\n")

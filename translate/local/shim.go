@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,11 +40,34 @@ func ShimMain(args []string) error {
 		return runShim(args[1])
 	case len(args) == 1 && args[0] == "task":
 		return taskMain()
+	case len(args) == 1 && args[0] == "version":
+		fmt.Println(ShimIdentity())
+		return nil
 	case len(args) >= 4 && args[0] == "exec":
 		applyRlimits(args[2])
 		shimExec(args[1], args[3], args[4:])
 	}
 	return errors.New("usage: slurm-frontend shim run SESSION-DIR (started by the embedded engine)")
+}
+
+// shimProtocol changes whenever what the engine and its shim exchange
+// (spool files, arguments) changes incompatibly.
+const shimProtocol = 1
+
+// ShimIdentity names the shim code a binary carries: the protocol and,
+// when the build recorded it, the source revision. The engine runs a
+// separate shim binary only if it answers `shim version` with the
+// engine's own identity.
+func ShimIdentity() string {
+	id := "slurm-frontend-shim protocol " + strconv.Itoa(shimProtocol)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, kv := range bi.Settings {
+			if kv.Key == "vcs.revision" || kv.Key == "vcs.modified" {
+				id += " " + kv.Key + "=" + kv.Value
+			}
+		}
+	}
+	return id
 }
 
 // shimExec becomes the batch script. It only returns by exiting: with
