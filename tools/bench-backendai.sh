@@ -55,6 +55,9 @@ fi
 rm -rf "$DIR"
 mkdir -p "$DIR"
 cp "$BIN" "$DIR/slurm-frontend.bin"
+# The jobs' shim beside it, as make build lays them out (see README).
+rm -f "$DIR/slurm-frontend-shim"
+[ -x "$BIN-shim" ] && cp "$BIN-shim" "$DIR/slurm-frontend-shim"
 BIN=$DIR/slurm-frontend.bin
 
 EMB_PID= BAI_PID= DBL_PID=

@@ -68,6 +68,9 @@ mkdir -p "$DIR/work"
 chown "$RUN_AS" "$DIR/work"
 # A private copy: a rebuild of bin/ during the run must not change what is measured.
 cp "$BIN" "$DIR/slurm-frontend.bin"
+# The jobs' shim beside it, as make build lays them out (see README).
+rm -f "$DIR/slurm-frontend-shim"
+[ -x "$BIN-shim" ] && cp "$BIN-shim" "$DIR/slurm-frontend-shim"
 BIN=$DIR/slurm-frontend.bin
 
 OURS_PID= REAL_STARTED= SLURMD_PID=

@@ -111,6 +111,9 @@ rm -rf "$DIR/ours-state" "$DIR/ours-b-state" "$DIR/real" "$DIR"/stage-* "$DIR"/f
 mkdir -p "$DIR"
 # Run a private copy: a rebuild of bin/ during the run must not change what is measured.
 cp "$BIN" "$DIR/slurm-frontend.bin"
+# The jobs' shim beside it, as make build lays them out (see README).
+rm -f "$DIR/slurm-frontend-shim"
+[ -x "$BIN-shim" ] && cp "$BIN-shim" "$DIR/slurm-frontend-shim"
 BIN=$DIR/slurm-frontend.bin
 grep -E '^(ClusterName|GresTypes|NodeName|PartitionName)=' "$ROOT/codec/testdata/slurm-24.11/slurm.conf" >"$DIR/cluster.conf"
 
