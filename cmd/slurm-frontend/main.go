@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -253,6 +254,15 @@ func serve(args []string) error {
 		}
 	case err := <-errc:
 		return fmt.Errorf("listen %s: %w", s.listen, err)
+	}
+	if engine.Name() == "local" {
+		// slurmctld says as much ("default partition not set"); without
+		// it the first sign is sbatch refused.
+		if len(s.cfg.Partitions) == 0 {
+			logger.Printf("warning: the config defines nodes but no partition (no PartitionName= line): every submission is refused (No partition specified or system default partition)")
+		} else if !slices.ContainsFunc(s.cfg.Partitions, func(p conf.Partition) bool { return p.Default }) {
+			logger.Printf("warning: the config sets no default partition (Default=YES): a submission without -p/--partition is refused (No partition specified or system default partition)")
+		}
 	}
 	logger.Printf("ready: cluster %s, controller on %s, %d nodes, %d partitions, %d jobs, next job id %d, engine %s",
 		s.clusterName, s.listen, len(s.cfg.Nodes), len(s.cfg.Partitions), ctl.Snapshot().NumJobs(), store.NextID(), engine.Name())

@@ -308,3 +308,32 @@ func TestSrunForwardRefused(t *testing.T) {
 		t.Errorf("the server did not say why it refused: %s", lastLines(f.Logs(), 10))
 	}
 }
+
+// A config with nodes and no partition, or none Default=YES: the log says
+// so at start (as slurmctld's "default partition not set"), and sbatch
+// without -p gets Slurm's error.
+func TestNoPartitionWarns(t *testing.T) {
+	f := newFrontend(t, "ClusterName=nopart\nNodeName=n[1-2] NodeAddr=127.0.0.[1-2] CPUs=4 RealMemory=4096\n")
+	if !strings.Contains(f.Logs(), "defines nodes but no partition") {
+		t.Errorf("no warning at start:\n%s", f.Logs())
+	}
+	_, errs, code := f.run("24.11", "sbatch", "--wrap", "true")
+	if code == 0 || !strings.Contains(errs, "No partition specified or system default partition") {
+		t.Errorf("sbatch without a partition: exit %d, stderr %q", code, errs)
+	}
+	// Partitions, none Default=YES: sbatch without -p is refused, with -p runs.
+	f = newFrontend(t, "ClusterName=nodefault\nNodeName=n[1-2] NodeAddr=127.0.0.[1-2] CPUs=4 RealMemory=4096\nPartitionName=p1 Nodes=ALL State=UP\n")
+	if !strings.Contains(f.Logs(), "sets no default partition") {
+		t.Errorf("no warning at start:\n%s", f.Logs())
+	}
+	if _, errs, code := f.run("24.11", "sbatch", "--wrap", "true"); code == 0 || !strings.Contains(errs, "No partition specified or system default partition") {
+		t.Errorf("sbatch without -p: exit %d, stderr %q", code, errs)
+	}
+	if out, errs, code := f.run("24.11", "sbatch", "-p", "p1", "--wrap", "true"); code != 0 || !strings.Contains(out, "Submitted batch job") {
+		t.Errorf("sbatch -p p1: exit %d, %q %q", code, out, errs)
+	}
+	f = newFrontend(t, batchCluster)
+	if strings.Contains(f.Logs(), "partition (") || strings.Contains(f.Logs(), "no default partition") {
+		t.Errorf("a warning with a default partition defined:\n%s", f.Logs())
+	}
+}
