@@ -49,16 +49,11 @@ done
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 if [ -z "${BIN:-}" ]; then
 	BIN=$ROOT/bin/slurm-frontend
-	log "building $BIN"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend && go build -o "$BIN-shim" ./cmd/slurm-frontend-shim)
+	build_bin "$BIN"
 fi
 rm -rf "$DIR"
 mkdir -p "$DIR"
-cp "$BIN" "$DIR/slurm-frontend.bin"
-# The jobs' shim beside it, as make build lays them out (see README).
-rm -f "$DIR/slurm-frontend-shim"
-[ -x "$BIN-shim" ] && cp "$BIN-shim" "$DIR/slurm-frontend-shim"
-BIN=$DIR/slurm-frontend.bin
+BIN=$(private_bin "$BIN" "$DIR")
 
 EMB_PID= BAI_PID= DBL_PID=
 cleanup() {

@@ -59,19 +59,13 @@ if [ -s "$DIR/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$DIR/real/slurmctld.pi
 fi
 if [ -z "${BIN:-}" ]; then
 	BIN=$ROOT/bin/slurm-frontend
-	log "building $BIN"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend && go build -o "$BIN-shim" ./cmd/slurm-frontend-shim)
+	build_bin "$BIN"
 fi
 rm -rf "$DIR/ours-state" "$DIR/real" "$DIR/work" "$DIR"/times-* "$DIR"/*.err "$DIR/summary.txt"
 mkdir -p "$DIR/work"
 # srun runs in work/ as RUN_AS on both sides (the job's cwd).
 chown "$RUN_AS" "$DIR/work"
-# A private copy: a rebuild of bin/ during the run must not change what is measured.
-cp "$BIN" "$DIR/slurm-frontend.bin"
-# The jobs' shim beside it, as make build lays them out (see README).
-rm -f "$DIR/slurm-frontend-shim"
-[ -x "$BIN-shim" ] && cp "$BIN-shim" "$DIR/slurm-frontend-shim"
-BIN=$DIR/slurm-frontend.bin
+BIN=$(private_bin "$BIN" "$DIR")
 
 OURS_PID= REAL_STARTED= SLURMD_PID=
 cleanup() {

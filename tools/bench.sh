@@ -74,8 +74,7 @@ want_fds=$((HOLD + 8192))
 
 if [ -z "$BIN" ]; then
 	BIN=$ROOT/bin/slurm-frontend
-	log "building $BIN"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/slurm-frontend && go build -o "$BIN-shim" ./cmd/slurm-frontend-shim)
+	build_bin "$BIN"
 fi
 
 OURS_PID= NULL_PID= REAL_STARTED= B_PID=
@@ -109,12 +108,7 @@ if [ -s "$DIR/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$DIR/real/slurmctld.pi
 fi
 rm -rf "$DIR/ours-state" "$DIR/ours-b-state" "$DIR/real" "$DIR"/stage-* "$DIR"/fill-*.txt "$DIR/summary.txt"
 mkdir -p "$DIR"
-# Run a private copy: a rebuild of bin/ during the run must not change what is measured.
-cp "$BIN" "$DIR/slurm-frontend.bin"
-# The jobs' shim beside it, as make build lays them out (see README).
-rm -f "$DIR/slurm-frontend-shim"
-[ -x "$BIN-shim" ] && cp "$BIN-shim" "$DIR/slurm-frontend-shim"
-BIN=$DIR/slurm-frontend.bin
+BIN=$(private_bin "$BIN" "$DIR")
 grep -E '^(ClusterName|GresTypes|NodeName|PartitionName)=' "$ROOT/codec/testdata/slurm-24.11/slurm.conf" >"$DIR/cluster.conf"
 
 log "starting slurm-frontend on $OURS_PORT"

@@ -41,3 +41,21 @@ wait_port() {
 	done
 	die "$3 did not listen on $1"
 }
+
+# build_bin BIN: build the server at BIN and the jobs' shim at BIN-shim
+# (as make build lays them out).
+build_bin() {
+	log "building $1"
+	(cd "$(dirname "${BASH_SOURCE[0]}")/.." && go build -o "$1" ./cmd/slurm-frontend && go build -o "$1-shim" ./cmd/slurm-frontend-shim)
+}
+
+# private_bin BIN DIR -> prints DIR/slurm-frontend.bin, a copy of BIN with
+# BIN-shim (if any) beside it as slurm-frontend-shim, the name the server
+# looks for: a rebuild of bin/ during a run must not change what is
+# measured.
+private_bin() {
+	cp "$1" "$2/slurm-frontend.bin" || return
+	rm -f "$2/slurm-frontend-shim"
+	if [ -x "$1-shim" ]; then cp "$1-shim" "$2/slurm-frontend-shim" || return; fi
+	echo "$2/slurm-frontend.bin"
+}

@@ -163,34 +163,38 @@ func shimCommand(path string, logger *log.Logger) []string {
 			return nil
 		}
 	}
-	if err := checkShim(path); err != nil {
+	real, err := checkShim(path)
+	if err != nil {
 		logger.Printf("not using %s as the jobs' shim (this binary's own instead): %v", path, err)
 		return nil
 	}
-	return []string{path, "shim"}
+	// The checked file itself, not a link to it: a link's directory is
+	// not checked, and whoever can write there could point it elsewhere.
+	return []string{real, "shim"}
 }
 
-func checkShim(path string) error {
-	real, err := filepath.EvalSymlinks(path)
+// checkShim returns the file path names (links resolved) if it can be
+// trusted as the jobs' shim.
+func checkShim(path string) (string, error) {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if !filepath.IsAbs(real) {
-		if real, err = filepath.Abs(real); err != nil {
-			return err
-		}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
 	}
 	for p, first := real, true; ; p, first = filepath.Dir(p), false {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
-			return err
+			return "", err
 		}
 		if first && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0) {
-			return fmt.Errorf("not an executable file")
+			return "", fmt.Errorf("not an executable file")
 		}
 		// A sticky directory (/tmp) lets no one else replace what root owns in it.
 		if st.Uid != 0 || st.Mode&0o022 != 0 && (first || st.Mode&unix.S_ISVTX == 0) {
-			return fmt.Errorf("%s can be written by others than root", p)
+			return "", fmt.Errorf("%s can be written by others than root", p)
 		}
 		if p == "/" {
 			break
@@ -200,10 +204,10 @@ func checkShim(path string) error {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, real, "shim", "version").Output()
 	if err != nil {
-		return fmt.Errorf("shim version: %v", err)
+		return "", fmt.Errorf("shim version: %v", err)
 	}
 	if got, want := strings.TrimSpace(string(out)), local.ShimIdentity(); got != want {
-		return fmt.Errorf("it carries another shim (%q, this binary %q)", got, want)
+		return "", fmt.Errorf("it carries another shim (%q, this binary %q)", got, want)
 	}
-	return nil
+	return real, nil
 }
