@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroupSetup is what the engine found out about cgroups at start.
@@ -275,26 +279,72 @@ func (p *cgroupPlan) create() error {
 	return nil
 }
 
-// enter moves the calling process into the job's cgroups ("0" = self,
-// all threads).
-func (p *cgroupPlan) enter() error {
+// start starts the command mk makes inside the job's cgroups without
+// moving a whole process there, which takes the kernel's global
+// threadgroup lock and so waits for an RCU grace period (milliseconds
+// per job or task start): on cgroup v2 the child is born
+// there (bornIn); on v1 the calling thread alone goes in ("0" in tasks
+// takes no global lock), forks the child, which inherits that thread's
+// cgroups, and comes back. cgErr: the child could not be put there and
+// runs where the caller is (err is the start's own).
+func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error) {
+	if p.Version == 2 {
+		return bornIn(mk, p.Dirs[0])
+	}
+	runtime.LockOSThread()
+	moved := 0
 	for _, d := range p.Dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0); err != nil {
-			return err
+		if cgErr = os.WriteFile(filepath.Join(d, "tasks"), []byte("0"), 0); cgErr != nil {
+			break
+		}
+		moved++
+	}
+	cmd = mk()
+	err = cmd.Start()
+	var back error
+	for _, d := range p.Home[:moved] {
+		if e := os.WriteFile(filepath.Join(d, "tasks"), []byte("0"), 0); e != nil && back == nil {
+			back = e
 		}
 	}
-	return nil
+	if back == nil {
+		runtime.UnlockOSThread()
+	} // else this thread stays with its goroutine: no other may inherit its cgroups
+	return cmd, cgErr, err
 }
 
-// leave moves the calling process back to its home cgroups.
-func (p *cgroupPlan) leave() error {
-	var first error
-	for _, d := range p.Home {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0); err != nil && first == nil {
-			first = err
-		}
+// cloneCmd is a new, unstarted copy of c's settings.
+func cloneCmd(c *exec.Cmd) *exec.Cmd {
+	n := &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir,
+		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
+	if c.SysProcAttr != nil {
+		a := *c.SysProcAttr
+		n.SysProcAttr = &a
 	}
-	return first
+	return n
+}
+
+// bornIn starts the command mk makes as a child of the cgroup v2
+// directory dir (clone3's CLONE_INTO_CGROUP): nothing is migrated. A
+// kernel without it (before 5.7) gets the command started again, where
+// the caller is, and cgErr says so.
+func bornIn(mk func() *exec.Cmd, dir string) (cmd *exec.Cmd, cgErr, err error) {
+	fd, oerr := syscall.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if oerr == nil {
+		cmd = mk()
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		err = cmd.Start()
+		syscall.Close(fd)
+		if err == nil {
+			return cmd, nil, nil
+		}
+		oerr = err
+	}
+	cmd = mk()
+	return cmd, fmt.Errorf("starting in %s: %w", dir, oerr), cmd.Start()
 }
 
 // oomKills reads the number of OOM kills in the job's memory cgroup.

@@ -1,8 +1,13 @@
 package local
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -31,12 +36,6 @@ func TestCgroupV2Files(t *testing.T) {
 			t.Errorf("%s: %q (%v), want %q", file, b, err, want)
 		}
 	}
-	if err := p.enter(); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); string(b) != "0" {
-		t.Errorf("enter wrote %q to cgroup.procs, want \"0\" (the calling process)", b)
-	}
 	if n := p.oomKills(); n != 0 {
 		t.Errorf("oomKills without memory.events: %d", n)
 	}
@@ -54,5 +53,48 @@ func TestCgroupV2Files(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(base, "job-8")); len(ents) != 0 {
 		t.Errorf("a plan without limits wrote %d files", len(ents))
+	}
+}
+
+// start puts the child in the job's cgroups (on this host's hierarchy,
+// v1 or v2) and leaves the caller where it was.
+func TestCgroupStart(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	s := probeCgroups()
+	if s.Version == 0 {
+		t.Skipf("no usable cgroups: %s", s.Why)
+	}
+	name := fmt.Sprintf("test_start_%d", os.Getpid())
+	p := s.plan(name, 1<<30, 1)
+	if err := p.create(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.remove()
+	runtime.LockOSThread() // the thread start moves is this one
+	defer runtime.UnlockOSThread()
+	before, _ := os.ReadFile("/proc/thread-self/cgroup")
+	var out bytes.Buffer
+	cmd, cgErr, err := p.start(func() *exec.Cmd {
+		c := exec.Command("cat", "/proc/self/cgroup")
+		c.Stdout = &out
+		return c
+	})
+	if err != nil || cgErr != nil {
+		t.Fatalf("start: %v, cgroups: %v", err, cgErr)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && (s.Version == 2 || strings.Contains(f[1], "memory") || f[1] == "cpu,cpuacct" || f[1] == "cpu") &&
+			!strings.HasSuffix(f[2], "/"+name) {
+			t.Errorf("child's cgroup %q: not the job's %s", line, name)
+		}
+	}
+	if after, _ := os.ReadFile("/proc/thread-self/cgroup"); !bytes.Equal(before, after) {
+		t.Errorf("the caller's cgroups changed:\n%s\nto\n%s", before, after)
 	}
 }

@@ -670,7 +670,7 @@ func (x *executor) purgeOld() {
 // ---- the Executor API
 
 func (x *executor) create(spec translate.SessionSpec) (translate.SessionID, error) {
-	if spec.Script == "" {
+	if spec.Script == "" && !spec.Interactive { // an allocation runs none
 		return "", errors.New("embedded engine: empty batch script")
 	}
 	id := newSessionID()
@@ -861,7 +861,11 @@ func (x *executor) signal(id translate.SessionID, sig int, batchOnly bool) error
 		return ErrNotRunning
 	}
 	pid, start, batch := s.shimPID, s.shimStart, s.batchPID
+	held := s.spec.Interactive
 	x.mu.Unlock()
+	if batchOnly && held {
+		return nil // an allocation held by its shim has no batch process
+	}
 	if !alive(pid, start) {
 		return ErrNotRunning
 	}

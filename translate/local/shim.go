@@ -245,6 +245,9 @@ func (sh *shim) run() error {
 		}
 	}
 	sh.cred = cred{uid: spec.UID, gid: spec.GID, groups: jobGroups(spec)}
+	if spec.Interactive {
+		return sh.end(sh.hold())
+	}
 	for _, f := range []*string{&spec.StdIn, &spec.StdOut, &spec.StdErr} {
 		if *f != "" && !filepath.IsAbs(*f) {
 			*f = filepath.Join(orDefault(spec.WorkDir, "/"), *f) // as slurmstepd resolves them
@@ -383,22 +386,21 @@ func (sh *shim) run() error {
 		direct = false // crun keeps the user's credential from cmd.SysProcAttr
 	}
 	cloexecFrom(3) // the job gets 0, 1 and 2 only
-	if sh.cg != nil {
-		if err := sh.cg.enter(); err != nil {
-			sh.log.Printf("cgroup enter: %v (limits not enforced for this job)", err)
-		}
-	}
 	// Rewind the namespace's pid counter: the script gets the lowest pid
 	// the shim's threads left free.
 	_ = os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte("1"), 0)
 	syscall.Umask(umask)
-	err = cmd.Start()
-	syscall.Umask(0o022)
 	if sh.cg != nil {
-		if err := sh.cg.leave(); err != nil {
-			sh.log.Printf("cgroup leave: %v", err)
+		var cgErr error
+		proto := cmd
+		cmd, cgErr, err = sh.cg.start(func() *exec.Cmd { return cloneCmd(proto) })
+		if cgErr != nil {
+			sh.log.Printf("cgroup: %v (limits not enforced for this job)", cgErr)
 		}
+	} else {
+		err = cmd.Start()
 	}
+	syscall.Umask(0o022)
 	started := now
 	var en syscall.Errno
 	if err != nil && (!direct || !errors.As(err, &en)) {
@@ -428,6 +430,43 @@ func (sh *shim) run() error {
 	return sh.end(sh.supervise(batch, started))
 }
 
+// hold is an allocation's session (salloc, srun outside a job): no
+// script runs; the namespace and the cgroup wait for the job's steps,
+// whose tasks the engine starts in them, until the session is destroyed
+// or its time limit passes. Nothing is started or moved into the cgroup
+// here, so the grant waits for no process start and no cgroup migration
+// (moving a process costs the kernel an RCU grace period, milliseconds).
+func (sh *shim) hold() *statusRecord {
+	started := time.Now()
+	if err := writeJSON(sh.p(fRunning), &runningRecord{Started: started}); err != nil {
+		sh.log.Printf("running record: %v", err)
+	}
+	if sh.notify != nil {
+		_, _ = sh.notify.Write([]byte("R\n"))
+	}
+	sh.log.Printf("job %d: allocation held for uid %d", sh.lr.Spec.JobID, sh.lr.Spec.UID)
+	sh.drainSignals()
+	sh.checkDestroy()
+	return sh.supervise(0, started)
+}
+
+// nsEmpty reports whether nothing but this shim (pid 1) is left in the
+// namespace (its /proc is the namespace's).
+func nsEmpty() bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return true
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if n != "1" && n[0] >= '0' && n[0] <= '9' {
+			return false
+		}
+	}
+	return true
+}
+
 type reaped struct {
 	pid int
 	ws  syscall.WaitStatus
@@ -437,9 +476,16 @@ type reaped struct {
 // supervise waits for the script while enforcing the time limit, the
 // --signal warning and destroy requests; then it kills what is left in
 // the namespace and reaps it.
+//
+// batch 0 is an allocation held (hold): the session ends when it is
+// destroyed or timed out and its steps' tasks are gone; those are not
+// this process's children (only orphans are reaped here), so it looks
+// at the namespace's /proc.
 func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 	spec := &sh.lr.Spec
+	hold := batch == 0
 	waitc := make(chan reaped, 16)
+	stop := make(chan struct{})
 	go func() {
 		defer close(waitc)
 		for {
@@ -447,6 +493,15 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 			pid, err := syscall.Wait4(-1, &r.ws, 0, &r.ru)
 			if err == syscall.EINTR {
 				continue
+			}
+			if err == syscall.ECHILD && hold {
+				// No child now; orphaned tasks may come.
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+					continue
+				}
 			}
 			if err != nil {
 				return
@@ -489,7 +544,15 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for done := false; !done; {
+	// hold: while ending, whether the tasks are gone yet.
+	var poll <-chan time.Time
+	if hold {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		poll = t.C
+	}
+	ending := func() bool { return hold && (killed || !killAt.IsZero()) && nsEmpty() }
+	for done := ending(); !done; {
 		now := time.Now()
 		next := now.Add(time.Hour)
 		if limit > 0 && !timedOut {
@@ -510,6 +573,7 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 				sh.checkDestroy()
 				if sh.cancelled {
 					cancel()
+					done = ending()
 				}
 			case syscall.SIGHUP:
 				limit = sh.timeLimit()
@@ -522,10 +586,12 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 				done = true // no children at all: cannot happen before the script is reaped
 				break
 			}
-			if r.pid == batch {
+			if r.pid == batch && !hold {
 				final = r
 				done = true
 			}
+		case <-poll:
+			done = ending()
 		case <-timer.C:
 			now := time.Now()
 			if limit > 0 && !timedOut {
@@ -533,7 +599,9 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 				if spec.Signal != 0 && !warned && !now.Before(deadline.Add(-spec.Warn)) {
 					warned = true
 					if spec.SignalBatchOnly {
-						_ = syscall.Kill(batch, syscall.Signal(spec.Signal))
+						if !hold { // an allocation has no batch step
+							_ = syscall.Kill(batch, syscall.Signal(spec.Signal))
+						}
 					} else {
 						_ = syscall.Kill(-1, syscall.Signal(spec.Signal))
 					}
@@ -554,11 +622,16 @@ func (sh *shim) supervise(batch int, started time.Time) *statusRecord {
 	// proctrack does the same), and everything is reaped.
 	_ = syscall.Kill(-1, syscall.SIGKILL)
 	deadline := time.After(10 * time.Second)
+	close(stop)
 drain:
 	for {
 		select {
 		case _, ok := <-waitc:
 			if !ok {
+				break drain
+			}
+		case <-poll:
+			if nsEmpty() {
 				break drain
 			}
 		case <-deadline:

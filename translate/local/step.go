@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,12 +38,15 @@ type taskSpec struct {
 	Groups  []uint32 `json:"groups"`
 	PTY     bool     `json:"pty"`
 	Cgroups []string `json:"cgroups"` // the job's cgroup directories
-	Rlimits string   `json:"rlimits"` // formatRlimits of the job's
-	Node    string   `json:"node"`
-	Out     string   `json:"out,omitempty"` // files the task opens as the user
-	Err     string   `json:"err,omitempty"`
-	In      string   `json:"in,omitempty"`
-	Append  bool     `json:"append,omitempty"`
+	// CgroupV1: the directories are cgroup v1 hierarchies (the task's
+	// thread joins them alone, see joinCgroups).
+	CgroupV1 bool   `json:"cgroup_v1,omitempty"`
+	Rlimits  string `json:"rlimits"` // formatRlimits of the job's
+	Node     string `json:"node"`
+	Out      string `json:"out,omitempty"` // files the task opens as the user
+	Err      string `json:"err,omitempty"`
+	In       string `json:"in,omitempty"`
+	Append   bool   `json:"append,omitempty"`
 }
 
 // ErrNsenter: the host has no nsenter(1) (util-linux), which steps need.
@@ -87,11 +91,7 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 	spec := taskSpec{Argv: t.Argv, Env: t.Env, Cwd: t.Cwd, UID: t.UID, GID: t.GID, Groups: t.Groups, PTY: t.PTY,
 		Rlimits: formatRlimits(lr.Spec.Rlimits), Node: t.Node, Out: t.OutPath, Err: t.ErrPath, In: t.InPath, Append: t.AppendOut}
 	if lr.Cgroup != nil {
-		spec.Cgroups = lr.Cgroup.Dirs
-	}
-	js, err := json.Marshal(&spec)
-	if err != nil {
-		return nil, err
+		spec.Cgroups, spec.CgroupV1 = lr.Cgroup.Dirs, lr.Cgroup.Version == 1
 	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
@@ -118,7 +118,20 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 	if t.Stdin == nil {
 		cmd.Stdin = nil
 	}
-	err = cmd.Start()
+	if lr.Cgroup != nil && lr.Cgroup.Version == 2 {
+		// nsenter, and so the task, is born in the job's cgroup: no
+		// migration (joinCgroups); else the task joins it itself.
+		var cgErr error
+		proto := cmd
+		if cmd, cgErr, err = bornIn(func() *exec.Cmd { return cloneCmd(proto) }, lr.Cgroup.Dirs[0]); cgErr == nil {
+			spec.Cgroups = nil
+		}
+	} else {
+		// cgroup v1: the task's thread joins (joinCgroups). Not the
+		// server's thread (cgroupPlan.start): a job at its CPU quota
+		// would throttle it while it holds the fork lock.
+		err = cmd.Start()
+	}
 	specR.Close()
 	readyW.Close()
 	if err != nil {
@@ -126,8 +139,17 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 		readyR.Close()
 		return nil, fmt.Errorf("embedded engine: starting the task: %w", err)
 	}
-	_, _ = specW.Write(js)
+	js, err := json.Marshal(&spec)
+	if err == nil {
+		_, err = specW.Write(js)
+	}
 	specW.Close()
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		readyR.Close()
+		return nil, fmt.Errorf("embedded engine: the task's spec: %w", err)
+	}
 	p := &taskProc{cmd: cmd, done: make(chan struct{})}
 	// "R" once the task is set up, right before it executes (the pipe
 	// closes at the exec); the task's host pid is nsenter's child.
@@ -208,6 +230,9 @@ func (p *taskProc) Signal(sig int) error {
 // the job's cgroup, takes the job's limits and identity, and becomes the
 // task.
 func taskMain() error {
+	// One thread from here to the exec: it joins the cgroups (v1) and
+	// becomes the task.
+	runtime.LockOSThread()
 	specF := os.NewFile(3, "spec")
 	readyF := os.NewFile(4, "ready")
 	if specF == nil || readyF == nil {
@@ -223,11 +248,7 @@ func taskMain() error {
 	if len(spec.Argv) == 0 {
 		return errors.New("shim task: no command")
 	}
-	for _, d := range spec.Cgroups {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0); err != nil {
-			fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: cgroup %s: %v\n", spec.Node, d, err)
-		}
-	}
+	joinCgroups(&spec)
 	applyRlimits(spec.Rlimits)
 	if spec.PTY {
 		// A session of its own with the terminal as its controlling one.
@@ -294,6 +315,27 @@ func taskMain() error {
 	fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: execve(): %s: %s\n", spec.Node, spec.Argv[0], strerror(err))
 	os.Exit(2)
 	return nil
+}
+
+// joinCgroups puts the task in the job's cgroups. Moving a whole
+// process (cgroup.procs) takes the kernel's global threadgroup lock,
+// which waits for an RCU grace period: milliseconds per task. On cgroup
+// v1 this thread moves alone ("0" in tasks skips that lock) and is the
+// one that executes the task (taskMain locked it), so the task, whose
+// only thread it becomes, is in the cgroups; the runtime's other threads
+// end at the exec. cgroup v2 has no per-thread move outside threaded
+// subtrees: there the engine starts the task in the cgroup, and this
+// moves the process only when it could not.
+func joinCgroups(spec *taskSpec) {
+	file := "cgroup.procs"
+	if spec.CgroupV1 {
+		file = "tasks"
+	}
+	for _, d := range spec.Cgroups {
+		if err := os.WriteFile(filepath.Join(d, file), []byte("0"), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "slurmstepd-%s: error: cgroup %s: %v\n", spec.Node, d, err)
+		}
+	}
 }
 
 // lookPath finds name in the colon-separated dirs as execvp does ("" dirs

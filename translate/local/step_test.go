@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,5 +92,64 @@ func TestExecTask(t *testing.T) {
 	// A session that is not running takes no task.
 	if _, err := h.e.ExecTask(context.Background(), "nope", &translate.StepTask{Argv: []string{"true"}}); err == nil {
 		t.Errorf("a task in an unknown session started")
+	}
+}
+
+// An allocation (salloc, srun outside a job) runs no script: its session
+// holds the namespace and the cgroup for the job's steps, their tasks
+// run in both, and it ends when destroyed (taking a task still running
+// with it) or at its time limit.
+func TestHeldAllocation(t *testing.T) {
+	requireRunner(t)
+	h := newHarness(t, testConfig(testNode("n1", 2, 1000, "")), "")
+	marker := filepath.Join(h.out, "script-ran")
+	sp := h.spec(8, "#!/bin/sh\ntouch "+marker+"\nexec sleep 60\n")
+	sp.Interactive = true
+	id := h.create(sp)
+	h.wait(id, translate.SessionRunning, 10*time.Second)
+
+	out, st := runTask(t, h, id, translate.StepTask{Node: "n1", Argv: []string{"sh", "-c",
+		"cat /proc/1/cmdline | tr '\\0' ' '; echo; cat /proc/self/cgroup"}, Env: []string{"PATH=/usr/bin:/bin"}, Cwd: "/tmp"})
+	if st != 0 || !strings.Contains(out, "shim run") {
+		t.Errorf("task in a held allocation: status %#x output %q: want the shim as pid 1", st, out)
+	}
+	x, _ := h.e.exec()
+	if x.cg.Version != 0 && !strings.Contains(out, "/job_8_") {
+		t.Errorf("the task is not in the job's cgroup: %q", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("an allocation ran its script")
+	}
+
+	// Destroyed (salloc's shell exits): a task still running ends too.
+	r, w, _ := os.Pipe()
+	p, err := h.e.ExecTask(context.Background(), id, &translate.StepTask{Node: "n1",
+		Argv: []string{"sh", "-c", "echo up; exec sleep 100"}, Env: []string{"PATH=/usr/bin:/bin"}, Cwd: "/tmp", Stdout: w})
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	io.ReadFull(r, buf)
+	r.Close()
+	if err := h.e.DestroySession(context.Background(), id, false); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.wait(id, translate.SessionTerminated, 10*time.Second)
+	if st, _ := p.Wait(); st != uint32(syscall.SIGTERM) {
+		t.Errorf("task at the allocation's end: wait status %#x, want SIGTERM", st)
+	}
+	if ev.Reason != translate.ReasonUserRequested {
+		t.Errorf("destroyed allocation: reason %q", ev.Reason)
+	}
+
+	// Its time limit ends it as a job's does.
+	sp = h.spec(9, "")
+	sp.Interactive, sp.TimeLimit = true, time.Second
+	id = h.create(sp)
+	h.wait(id, translate.SessionRunning, 10*time.Second)
+	ev = h.wait(id, translate.SessionTerminated, 10*time.Second)
+	if ev.Reason != translate.ReasonTaskTimeout {
+		t.Errorf("allocation past its time limit: reason %q, want %q", ev.Reason, translate.ReasonTaskTimeout)
 	}
 }
