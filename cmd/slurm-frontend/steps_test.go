@@ -110,6 +110,71 @@ func TestSallocSrun(t *testing.T) {
 	}
 }
 
+// TestStepsShareCPUs: the steps of an allocation share its CPUs as
+// slurmctld shares them (checked against a real slurmctld + slurmd
+// 24.11 running the same script): srun's default step holds all the
+// job's CPUs on its nodes, so a second one waits for the first to end
+// and is woken then (srun: "Step created for StepId=J.1"); --overlap
+// runs at once; --exact steps take only their tasks' CPUs and run side
+// by side; more CPUs than the job has is refused.
+func TestStepsShareCPUs(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			dir, ru := slurmDir(t, f, "steps-share-")
+			script := filepath.Join(dir, "share.sh")
+			body := `cd "$1"
+srun -n1 sh -c 'sleep 3; echo A' >a.out 2>a.err &
+sleep 1
+srun -n1 echo B >b.out 2>b.err
+echo "B:$(cat a.out):$(cat b.out)"
+wait
+srun --overlap -n1 sh -c 'sleep 3; echo C' >c.out 2>c.err &
+sleep 1
+srun --overlap -n1 echo D >d.out 2>d.err
+echo "D:$(cat c.out):$(cat d.out)"
+wait
+srun --exact -n1 -c1 sh -c 'sleep 3; echo E' >e.out 2>e.err &
+sleep 1
+srun --exact -n1 -c1 echo F >f.out 2>f.err
+echo "F:$(cat e.out):$(cat f.out)"
+wait
+srun -n2 -c2 true 2>g.err
+echo "G:$?"
+`
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, errs, code := ru.within(2*time.Minute).run(rel, "salloc", "-N1", "-n2", "sh", script, dir)
+			if code != 0 {
+				t.Fatalf("salloc: exit %d\n%s\n%s", code, out, errs)
+			}
+			// The second default step ran after the first ended.
+			if !strings.Contains(out, "B:A:B\n") {
+				t.Errorf("a second step while the first holds the CPUs: %q, want it to wait (B:A:B)", out)
+			}
+			// 22.05's srun says "Step created for job J" and, whatever woke
+			// it, "temporarily disabled" first; later ones say that only
+			// when their wait timed out instead of being woken.
+			b, _ := os.ReadFile(filepath.Join(dir, "b.err"))
+			if !regexp.MustCompile(`Step created for (StepId=\d+\.1|job \d+)\n`).Match(b) ||
+				rel != "22.05" && strings.Contains(string(b), "temporarily disabled") {
+				t.Errorf("the waiting srun said %q, want it woken when the first step ended (\"Step created for StepId=J.1\")", b)
+			}
+			if !strings.Contains(out, "D::D\n") {
+				t.Errorf("--overlap: %q, want it to run beside the other step (D::D)", out)
+			}
+			if !strings.Contains(out, "F::F\n") {
+				t.Errorf("--exact steps of one CPU each in two: %q, want them side by side (F::F)", out)
+			}
+			g, _ := os.ReadFile(filepath.Join(dir, "g.err"))
+			if !strings.Contains(out, "G:1\n") || !strings.Contains(string(g), "More processors requested than permitted") {
+				t.Errorf("srun -n2 -c2 in two CPUs: %q, stderr %q, want the refusal", out, g)
+			}
+		})
+	}
+}
+
 // TestSrunInBatch: an sbatch script whose srun starts a step of two
 // tasks; both write to the job's output; the step shows in squeue -s
 // while it runs. The script runs on this host, so its srun is the host's

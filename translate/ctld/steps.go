@@ -44,12 +44,55 @@ type step struct {
 	submitLine string
 	left       map[string]bool // nodes whose tasks still run
 	timedOut   bool            // ended at its own time limit
+	// cpusOn: the job's CPUs this step holds on each of its nodes (none
+	// for --overlap): other steps may not use them meanwhile.
+	cpusOn map[string]uint32
 }
 
 // jobSteps are the steps of one job.
 type jobSteps struct {
 	next uint32 // the next step id
 	live map[uint32]*step
+	// waiting: sruns whose step could not have its CPUs yet
+	// (ESLURM_NODES_BUSY); each waits for a connection to its port,
+	// made when a step ends, to ask again.
+	waiting []waitingStep
+}
+
+// waitingStep is srun's step-create port, as slurmctld keeps it in a
+// pending step record.
+type waitingStep struct {
+	to      netip.AddrPort
+	version uint16
+	uid     uint32
+}
+
+// used is the CPUs the live steps hold on each node.
+func (js *jobSteps) used() map[string]uint32 {
+	u := map[string]uint32{}
+	for _, s := range js.live {
+		for n, c := range s.cpusOn {
+			u[n] += c
+		}
+	}
+	return u
+}
+
+// jobCPUsOn is the CPUs job j holds on each of its nodes, as its
+// allocation tells srun (cpuGroups).
+func jobCPUsOn(j *state.Job, nodes []string) map[string]uint32 {
+	vals, reps := cpuGroups(j, uint32(len(nodes)))
+	out := make(map[string]uint32, len(nodes))
+	i := 0
+	for g, v := range vals {
+		for range reps[g] {
+			if i < len(nodes) {
+				out[nodes[i]] = uint32(v)
+				i++
+			}
+		}
+	}
+	return out
 }
 
 // credTTL is how long a job credential may be used for a launch after it
@@ -109,8 +152,32 @@ func (c *Controller) stepCreate(req *Request) Reply {
 	if len(jobNodes) == 0 {
 		return rcReply(codec.ESLURM_INVALID_NODE_NAME)
 	}
+	js := c.steps[j.ID]
+	if js == nil {
+		js = &jobSteps{live: map[uint32]*step{}}
+		c.steps[j.ID] = js
+	}
+	// The job's CPUs are shared out among its steps as slurmctld's step
+	// manager does: a step holds the CPUs of its tasks (--exact), or all
+	// the job's CPUs on its nodes (srun's default, SSF_WHOLE), and no
+	// other step may use them until it ends, unless it asks for
+	// --overlap (which holds none either). The batch script and
+	// salloc's shell hold none.
+	overlap := m.Flags&(codec.StepFlagOverlapForce|codec.StepFlagExtLauncher|codec.StepFlagInteractive) != 0
+	whole := m.Flags&codec.StepFlagWhole != 0
+	have, used := jobCPUsOn(&j, jobNodes), js.used()
+	free := func(n string) uint32 {
+		if overlap {
+			return have[n]
+		}
+		if whole && used[n] > 0 {
+			return 0
+		}
+		return have[n] - min(used[n], have[n])
+	}
 	// The step's nodes: those named (-w), else the first -N of the
-	// job's, else as many as the tasks need, else all of them.
+	// job's, else as many as the tasks need, else all of them; the
+	// first ones with CPUs free.
 	nodes := jobNodes
 	if m.NodeList != "" {
 		want := expandNodes(m.NodeList)
@@ -124,14 +191,14 @@ func (c *Controller) stepCreate(req *Request) Reply {
 		if int(m.MinNodes) > len(jobNodes) {
 			return refusal(userErr(codec.ESLURM_INVALID_NODE_COUNT, "Requested node configuration is not available"), req.Version)
 		}
-		nodes = jobNodes[:m.MinNodes]
+		nodes = freeFirst(jobNodes, free)[:m.MinNodes]
 	}
 	tasks := m.NumTasks
 	if tasks == codec.NoVal || tasks == 0 {
 		tasks = uint32(len(nodes))
 	}
 	if int(tasks) < len(nodes) {
-		nodes = nodes[:tasks]
+		nodes = freeFirst(nodes, free)[:tasks]
 	}
 	if sr, ok := c.opt.Exec.(translate.StepRefuser); ok {
 		if err := sr.RefuseStep(j.Origin == "", uint32(len(nodes))); err != nil {
@@ -139,15 +206,55 @@ func (c *Controller) stepCreate(req *Request) Reply {
 			return refusal(userErr(engineCode(err), err.Error()), req.Version)
 		}
 	}
-	if m.NumTasks != codec.NoVal && m.CPUCount != codec.NoVal && tasks > max(j.MinCPUs, 1) && m.Flags&codec.StepFlagOvercommit == 0 {
-		// More tasks than the job has CPUs (and no --overcommit): as
-		// slurmctld, which cannot lay them out.
-		return refusal(userErr(codec.ESLURM_BAD_TASK_COUNT, "More processors requested than permitted"), req.Version)
+	if m.Flags&codec.StepFlagOvercommit == 0 && (m.NumTasks != codec.NoVal && m.CPUCount != codec.NoVal && tasks > max(j.MinCPUs, 1) ||
+		m.CPUCount != codec.NoVal && m.CPUCount > max(j.MinCPUs, 1)) {
+		// More tasks, or CPUs (-n × -c), than the job has (and no
+		// --overcommit): as slurmctld, which cannot lay them out (srun:
+		// "Unable to create step for job N: More processors requested
+		// than permitted").
+		return rcReply(codec.ESLURM_TOO_MANY_REQUESTED_CPUS)
 	}
-	js := c.steps[j.ID]
-	if js == nil {
-		js = &jobSteps{live: map[uint32]*step{}}
-		c.steps[j.ID] = js
+	// Block distribution: consecutive task ids, the first nodes taking
+	// the remainder; each task's CPUs (-c) on its node.
+	n := uint32(len(nodes))
+	perTask := uint32(1)
+	if m.CPUCount != codec.NoVal && m.NumTasks != codec.NoVal && m.NumTasks > 0 && m.CPUCount > m.NumTasks {
+		perTask = m.CPUCount / m.NumTasks
+	}
+	var tids [][]uint32
+	cpusOn := map[string]uint32{}
+	next := uint32(0)
+	busy := false
+	for i := uint32(0); i < n; i++ {
+		cnt := tasks / n
+		if i < tasks%n {
+			cnt++
+		}
+		ids := make([]uint32, cnt)
+		for k := range ids {
+			ids[k] = next
+			next++
+		}
+		tids = append(tids, ids)
+		need := min(cnt*perTask, have[nodes[i]])
+		if whole {
+			need = have[nodes[i]]
+		}
+		if !overlap {
+			cpusOn[nodes[i]] = need
+			if m.Flags&codec.StepFlagOvercommit == 0 && free(nodes[i]) < need || free(nodes[i]) == 0 {
+				busy = true
+			}
+		}
+	}
+	if busy {
+		// Not now: srun says "step creation temporarily disabled,
+		// retrying (Requested nodes are busy)" and waits on its port
+		// for a step of the job to end.
+		if req.Peer.IsValid() && m.Port != 0 && len(js.waiting) < maxWaitingSteps {
+			js.waiting = append(js.waiting, waitingStep{to: netip.AddrPortFrom(req.Peer, m.Port), version: req.Version, uid: j.UserID})
+		}
+		return rcReply(codec.ESLURM_NODES_BUSY)
 	}
 	id := js.next
 	switch want := m.StepID.StepID; {
@@ -168,29 +275,19 @@ func (c *Controller) stepCreate(req *Request) Reply {
 	}
 	s := &step{id: id, name: m.Name, nodes: nodes, nodeList: hostlist.Compress(nodes), tasks: tasks,
 		cpus: max(m.CPUCount, tasks), start: time.Now().Unix(), timeLimit: m.TimeLimit, srunPID: m.SrunPID,
-		srunHost: m.Host, version: req.Version, submitLine: m.SubmitLine, left: map[string]bool{}}
+		srunHost: m.Host, version: req.Version, submitLine: m.SubmitLine, left: map[string]bool{},
+		tids: tids, cpusOn: cpusOn}
+	for _, nd := range nodes {
+		s.left[nd] = true
+	}
+	if held := sumCPUs(cpusOn); held > 0 {
+		s.cpus = held // what the step holds, as squeue -s shows it
+	}
 	if s.cpus == codec.NoVal {
 		s.cpus = tasks
 	}
 	if req.Peer.IsValid() && m.Port != 0 {
 		s.srun = netip.AddrPortFrom(req.Peer, m.Port)
-	}
-	// Block distribution: consecutive task ids, the first nodes taking
-	// the remainder.
-	n := uint32(len(nodes))
-	next := uint32(0)
-	for i := uint32(0); i < n; i++ {
-		cnt := tasks / n
-		if i < tasks%n {
-			cnt++
-		}
-		ids := make([]uint32, cnt)
-		for k := range ids {
-			ids[k] = next
-			next++
-		}
-		s.tids = append(s.tids, ids)
-		s.left[nodes[i]] = true
 	}
 	cred := c.jobCred(&j, s, req.Version)
 	resp := codec.JobStepCreateResponse{
@@ -289,7 +386,60 @@ func (c *Controller) StepNodeDone(jobID, stepID uint32, node string, rc uint32) 
 		delete(js.live, stepID)
 		c.logf("job %d: step %d ended (status %#x)", jobID, stepID, rc)
 		c.rebuild(time.Now().Unix())
+		c.wakeWaitingSteps(js)
 	}
+}
+
+// maxWaitingSteps bounds the sruns a job keeps waiting (a flood of
+// step requests cannot grow the list without end; one left out still
+// asks again when its wait times out).
+const maxWaitingSteps = 256
+
+// wakeWaitingSteps tells the sruns waiting for CPUs of the job that a
+// step ended (c.mu held): as slurmctld, SRUN_STEP_SIGNAL with signal 0
+// for the pending step to the port each waits on; srun then asks again.
+func (c *Controller) wakeWaitingSteps(js *jobSteps) {
+	if len(js.waiting) == 0 || c.opt.Caller == nil {
+		js.waiting = nil
+		return
+	}
+	ws := js.waiting
+	js.waiting = nil
+	go func() {
+		for _, w := range ws {
+			m := codec.SrunStepSignal{StepID: codec.JobStepID{StepID: codec.SLURM_PENDING_STEP, StepHetComp: codec.NoVal}}
+			var b codec.Writer
+			m.Encode(&b, w.version)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = c.opt.Caller.Call(ctx, w.to, w.version, codec.SRUN_STEP_SIGNAL, b.B, w.uid, false)
+			cancel()
+		}
+	}()
+}
+
+func sumCPUs(m map[string]uint32) uint32 {
+	var t uint32
+	for _, c := range m {
+		t += c
+	}
+	return t
+}
+
+// freeFirst is nodes with those free reports CPUs on first, each group
+// in its order.
+func freeFirst(nodes []string, free func(string) uint32) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if free(n) > 0 {
+			out = append(out, n)
+		}
+	}
+	for _, n := range nodes {
+		if free(n) == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // stepComplete handles REQUEST_STEP_COMPLETE (srun sends it when a launch
@@ -455,6 +605,7 @@ func (c *Controller) endSteps(jobID uint32) {
 		return
 	}
 	delete(c.steps, jobID)
+	c.wakeWaitingSteps(js) // they ask again and learn the job is done
 	for _, s := range js.live {
 		if !s.srun.IsValid() || c.opt.Caller == nil {
 			continue
