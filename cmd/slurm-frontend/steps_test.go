@@ -58,6 +58,16 @@ func TestSrun(t *testing.T) {
 			if job > 0 {
 				waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[job].state == "COMPLETED" })
 			}
+			// --multi-prog: each task's command line from the file by
+			// its rank (%t its rank, %o its offset in the line's ranks).
+			conf := filepath.Join(dir, "mp.conf")
+			os.WriteFile(conf, []byte("# srun -n4 -l --multi-prog mp.conf\n2-3 echo two-three %o\n1 echo task %t 'as is %t'\n0 echo zero\n"), 0o644)
+			out = ru.mustRun(rel, "srun", "-n4", "-l", "--multi-prog", conf)
+			lines = strings.Split(strings.TrimSpace(out), "\n")
+			slices.Sort(lines)
+			if want := []string{"0: zero", "1: task 1 as is %t", "2: two-three 0", "3: two-three 1"}; !slices.Equal(lines, want) {
+				t.Errorf("srun --multi-prog: %q, want %q", lines, want)
+			}
 			// --output/--error patterns: files opened by each task as
 			// the user, from its directory.
 			out = ru.mustRun(rel, "srun", "-n", "2", "--output=o-%j-%t.txt", "--error=e-%t.txt", "sh", "-c", "echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2")

@@ -260,8 +260,21 @@ func (s *Service) launch(node string, req *Request) Reply {
 		return refuse(esInvalidJobCredential, "node not in the credential's step hosts %q", cr.StepHostlist)
 	case idx >= len(m.GlobalTaskIDs) || len(m.IOPorts) == 0 || len(m.RespPorts) == 0:
 		return refuse(codec.EINVAL, "no tasks, I/O or response port for node index %d", idx)
-	case m.Flags&codec.LaunchMultiProg != 0:
-		return refuse(codec.ESLURM_NOT_SUPPORTED, "--multi-prog is not supported yet")
+	}
+	// srun --multi-prog: each task's command line from the file's
+	// contents, which srun sends as argv[1].
+	var argvs [][]string
+	if m.Flags&codec.LaunchMultiProg != 0 {
+		if len(m.Argv) < 2 {
+			return refuse(codec.EINVAL, "--multi-prog without its configuration")
+		}
+		for _, g := range m.GlobalTaskIDs[idx] {
+			argv, err := multiProgArgv(m.Argv[1], g, m.Argv[2:])
+			if err != nil {
+				return refuse(esExecveFailed, "--multi-prog %s: %v", m.Argv[0], err)
+			}
+			argvs = append(argvs, argv)
+		}
 	}
 	replay := cr.Signature + "\x00" + node
 	s.mu.Lock()
@@ -291,12 +304,13 @@ func (s *Service) launch(node string, req *Request) Reply {
 	ns := &nodeStep{}
 	s.steps[key] = ns
 	s.mu.Unlock()
-	go s.run(key, ns, sid, &m, idx, req)
+	go s.run(key, ns, sid, &m, idx, argvs, req)
 	return rc(codec.SLURM_SUCCESS)
 }
 
 // run starts the node's tasks of the step and relays them to srun.
-func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *codec.LaunchTasksRequest, idx int, req *Request) {
+// argvs: each task's command line (--multi-prog), else nil: m.Argv.
+func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *codec.LaunchTasksRequest, idx int, argvs [][]string, req *Request) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.steps, key)
@@ -368,7 +382,11 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		t := &task{gtid: g, ltid: uint32(l)}
 		env := taskEnv(m, key.node, idx, g, uint32(l), gtids, req.Peer)
 		st := &started{t: t, outDone: make(chan struct{}), errDone: make(chan struct{})}
-		spec := &translate.StepTask{Node: key.node, Argv: m.Argv, Env: env, Cwd: m.Cwd, UID: m.Cred.UID, GID: m.Cred.GID, Groups: m.Cred.GIDs}
+		argv := m.Argv
+		if argvs != nil {
+			argv = argvs[l]
+		}
+		spec := &translate.StepTask{Node: key.node, Argv: argv, Env: env, Cwd: m.Cwd, UID: m.Cred.UID, GID: m.Cred.GID, Groups: m.Cred.GIDs}
 		pr := &prepared{st: st, spec: spec, env: env}
 		preps = append(preps, pr)
 		switch {
