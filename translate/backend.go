@@ -387,6 +387,16 @@ type (
 	}
 )
 
+// StepLayout is a live job step as the controller laid it out: the
+// session of its job, its nodes and, per node, its global task ids and
+// its CPUs there.
+type StepLayout struct {
+	Session SessionID
+	Nodes   []string
+	TIDs    [][]uint32
+	CPUs    []uint32
+}
+
 // StepTask is one task of a job step to start in a session.
 type StepTask struct {
 	Node     string   // the node (agent) of the session it runs on

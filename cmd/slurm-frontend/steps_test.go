@@ -151,6 +151,7 @@ echo "F:$(cat e.out):$(cat f.out)"
 wait
 srun -n2 -c2 true 2>g.err
 echo "G:$?"
+echo "CPUS:$(srun -n1 printenv SLURM_CPUS_ON_NODE) $(srun --exact -n1 -c1 printenv SLURM_CPUS_ON_NODE) $(srun --overlap -n1 printenv SLURM_CPUS_ON_NODE)"
 `
 			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 				t.Fatal(err)
@@ -176,6 +177,17 @@ echo "G:$?"
 			}
 			if !strings.Contains(out, "F::F\n") {
 				t.Errorf("--exact steps of one CPU each in two: %q, want them side by side (F::F)", out)
+			}
+			// SLURM_CPUS_ON_NODE is the step's CPUs there: all the job's
+			// for a default step (also with --overlap), its tasks' with
+			// --exact.
+			if !strings.Contains(out, "CPUS:2 1 2\n") {
+				t.Errorf("SLURM_CPUS_ON_NODE of default, --exact -c1 and --overlap steps in two CPUs: %q, want CPUS:2 1 2", out)
+			}
+			// -O: tasks share the job's CPUs, one per node.
+			over := ru.mustRun(rel, "srun", "-n3", "-O", "sh", "-c", "echo $SLURM_CPUS_ON_NODE/$SLURM_JOB_CPUS_PER_NODE")
+			if over != "1/1\n1/1\n1/1\n" {
+				t.Errorf("srun -n3 -O: %q, want three tasks on one CPU (1/1)", over)
 			}
 			g, _ := os.ReadFile(filepath.Join(dir, "g.err"))
 			if !strings.Contains(out, "G:1\n") || !strings.Contains(string(g), "More processors requested than permitted") {

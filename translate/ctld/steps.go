@@ -44,9 +44,11 @@ type step struct {
 	submitLine string
 	left       map[string]bool // nodes whose tasks still run
 	timedOut   bool            // ended at its own time limit
-	// cpusOn: the job's CPUs this step holds on each of its nodes (none
-	// for --overlap): other steps may not use them meanwhile.
-	cpusOn map[string]uint32
+	// cpusOn: the job's CPUs this step has on each of its nodes
+	// (SLURM_CPUS_ON_NODE); unless it overlaps, it holds them: other
+	// steps may not use them meanwhile.
+	cpusOn  map[string]uint32
+	overlap bool
 }
 
 // jobSteps are the steps of one job.
@@ -71,6 +73,9 @@ type waitingStep struct {
 func (js *jobSteps) used() map[string]uint32 {
 	u := map[string]uint32{}
 	for _, s := range js.live {
+		if s.overlap {
+			continue
+		}
 		for n, c := range s.cpusOn {
 			u[n] += c
 		}
@@ -240,11 +245,9 @@ func (c *Controller) stepCreate(req *Request) Reply {
 		if whole {
 			need = have[nodes[i]]
 		}
-		if !overlap {
-			cpusOn[nodes[i]] = need
-			if m.Flags&codec.StepFlagOvercommit == 0 && free(nodes[i]) < need || free(nodes[i]) == 0 {
-				busy = true
-			}
+		cpusOn[nodes[i]] = need
+		if !overlap && (m.Flags&codec.StepFlagOvercommit == 0 && free(nodes[i]) < need || free(nodes[i]) == 0) {
+			busy = true
 		}
 	}
 	if busy {
@@ -276,12 +279,12 @@ func (c *Controller) stepCreate(req *Request) Reply {
 	s := &step{id: id, name: m.Name, nodes: nodes, nodeList: hostlist.Compress(nodes), tasks: tasks,
 		cpus: max(m.CPUCount, tasks), start: time.Now().Unix(), timeLimit: m.TimeLimit, srunPID: m.SrunPID,
 		srunHost: m.Host, version: req.Version, submitLine: m.SubmitLine, left: map[string]bool{},
-		tids: tids, cpusOn: cpusOn}
+		tids: tids, cpusOn: cpusOn, overlap: overlap}
 	for _, nd := range nodes {
 		s.left[nd] = true
 	}
 	if held := sumCPUs(cpusOn); held > 0 {
-		s.cpus = held // what the step holds, as squeue -s shows it
+		s.cpus = held // what the step has, as squeue -s shows it
 	}
 	if s.cpus == codec.NoVal {
 		s.cpus = tasks
@@ -347,25 +350,29 @@ func lookupUser(name string) userInfo {
 	return u
 }
 
-// StepOf returns the session of job id and the step's nodes, for a node
-// stand-in checking a launch: ok false when the job does not run or the
-// step is not live.
-func (c *Controller) StepOf(jobID, stepID uint32) (sid translate.SessionID, nodes []string, tids [][]uint32, ok bool) {
+// StepOf returns the session of job id and the step's layout, for a
+// node stand-in checking a launch: ok false when the job does not run or
+// the step is not live.
+func (c *Controller) StepOf(jobID, stepID uint32) (l translate.StepLayout, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entry(jobID)
 	if e == nil || !codec.JobIsRunning(e.job().State) || e.job().State&codec.JOB_COMPLETING != 0 {
-		return "", nil, nil, false
+		return l, false
 	}
 	js := c.steps[jobID]
 	if js == nil {
-		return "", nil, nil, false
+		return l, false
 	}
 	s := js.live[stepID]
 	if s == nil {
-		return "", nil, nil, false
+		return l, false
 	}
-	return translate.SessionID(e.job().SessionID), s.nodes, s.tids, true
+	l = translate.StepLayout{Session: translate.SessionID(e.job().SessionID), Nodes: s.nodes, TIDs: s.tids}
+	for _, n := range s.nodes {
+		l.CPUs = append(l.CPUs, s.cpusOn[n])
+	}
+	return l, true
 }
 
 // StepNodeDone records that the tasks of step stepID on node have all

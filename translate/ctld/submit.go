@@ -174,6 +174,11 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		}
 	}
 	j.MinCPUs = j.NumTasks * uint32(j.CPUsPerTask)
+	if d.Overcommit == 1 {
+		// -O: tasks share CPUs; the job holds what the client asks for,
+		// one per node (slurmctld: NumCPUs=1 for -n8 -O on one node).
+		j.MinCPUs = j.MinNodes
+	}
 	if d.MinCPUs != codec.NoVal && d.MinCPUs > j.MinCPUs {
 		j.MinCPUs = d.MinCPUs
 	}
@@ -435,8 +440,14 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	if j.MinNodes > nodes || (p.MaxNodes != conf.Infinite && j.MinNodes > p.MaxNodes) {
 		return codec.Errorf(codec.ESLURM_INVALID_NODE_COUNT, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes)
 	}
-	if j.MinCPUs > totalCPUs || uint32(j.CPUsPerTask) > maxCPUs {
+	if uint32(j.CPUsPerTask) > maxCPUs {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
+	}
+	if j.MinCPUs > totalCPUs {
+		// More CPUs than the partition has: slurmctld 24.11 says only
+		// "Requested node configuration is not available" (sbatch -n8,
+		// srun, salloc on four CPUs).
+		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d CPUs requested, partition %s has %d", j.MinCPUs, p.Name, totalCPUs)
 	}
 	if typ := strings.ToLower(gresGPUType(j)); typ != "" {
 		// A named type is matched as slurmctld matches it: only nodes

@@ -30,9 +30,9 @@ import (
 
 // Controller is what a node asks the controller.
 type Controller interface {
-	// StepOf returns the session of a live step's job, its nodes and
-	// their global task ids.
-	StepOf(jobID, stepID uint32) (sid translate.SessionID, nodes []string, tids [][]uint32, ok bool)
+	// StepOf returns a live step's layout: its job's session, its
+	// nodes, their global task ids and CPUs.
+	StepOf(jobID, stepID uint32) (l translate.StepLayout, ok bool)
 	// StepNodeDone: every task of the step on node has ended.
 	StepNodeDone(jobID, stepID uint32, node string, rc uint32)
 	// VerifyCred checks a job credential's signature.
@@ -292,7 +292,8 @@ func (s *Service) launch(node string, req *Request) Reply {
 	}
 	s.used[replay] = time.Now()
 	s.mu.Unlock()
-	sid, stepNodes, tids, ok := s.Ctl.StepOf(job, stepID)
+	layout, ok := s.Ctl.StepOf(job, stepID)
+	sid, stepNodes, tids := layout.Session, layout.Nodes, layout.TIDs
 	if !ok {
 		return refuse(codec.ESLURM_INVALID_JOB_ID, "no such live step")
 	}
@@ -304,13 +305,18 @@ func (s *Service) launch(node string, req *Request) Reply {
 	ns := &nodeStep{}
 	s.steps[key] = ns
 	s.mu.Unlock()
-	go s.run(key, ns, sid, &m, idx, argvs, req)
+	cpus := uint32(0)
+	if idx < len(layout.CPUs) {
+		cpus = layout.CPUs[idx]
+	}
+	go s.run(key, ns, sid, &m, idx, argvs, cpus, req)
 	return rc(codec.SLURM_SUCCESS)
 }
 
 // run starts the node's tasks of the step and relays them to srun.
-// argvs: each task's command line (--multi-prog), else nil: m.Argv.
-func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *codec.LaunchTasksRequest, idx int, argvs [][]string, req *Request) {
+// argvs: each task's command line (--multi-prog), else nil: m.Argv;
+// cpus: the step's CPUs on this node.
+func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *codec.LaunchTasksRequest, idx int, argvs [][]string, cpus uint32, req *Request) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.steps, key)
@@ -380,7 +386,7 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	failed := uint32(0)
 	for l, g := range gtids {
 		t := &task{gtid: g, ltid: uint32(l)}
-		env := taskEnv(m, key.node, idx, g, uint32(l), gtids, req.Peer)
+		env := taskEnv(m, key.node, idx, g, uint32(l), gtids, req.Peer, cpus)
 		st := &started{t: t, outDone: make(chan struct{}), errDone: make(chan struct{})}
 		argv := m.Argv
 		if argvs != nil {
@@ -574,7 +580,10 @@ func (s *Service) send(to netip.AddrPort, v, msgType uint16, body []byte, uid ui
 
 // taskEnv is the task's environment: srun's, plus what slurmd and
 // slurmstepd set for each task.
-func taskEnv(m *codec.LaunchTasksRequest, node string, nodeID int, gtid, ltid uint32, gtids []uint32, srunHost netip.Addr) []string {
+func taskEnv(m *codec.LaunchTasksRequest, node string, nodeID int, gtid, ltid uint32, gtids []uint32, srunHost netip.Addr, cpus uint32) []string {
+	if cpus == 0 {
+		cpus = uint32(max(len(gtids), 1))
+	}
 	ids := make([]string, len(gtids))
 	for i, g := range gtids {
 		ids[i] = strconv.FormatUint(uint64(g), 10)
@@ -592,7 +601,7 @@ func taskEnv(m *codec.LaunchTasksRequest, node string, nodeID int, gtid, ltid ui
 		"SLURM_JOB_UID":               strconv.FormatUint(uint64(m.Cred.UID), 10),
 		"SLURM_JOB_GID":               strconv.FormatUint(uint64(m.Cred.GID), 10),
 		"SLURM_JOB_USER":              m.Cred.UserName,
-		"SLURM_CPUS_ON_NODE":          strconv.Itoa(max(len(gtids), 1)),
+		"SLURM_CPUS_ON_NODE":          strconv.FormatUint(uint64(cpus), 10), // the step's, as slurmstepd sets it
 	}
 	out := make([]string, 0, len(m.Env)+len(set))
 	for _, kv := range m.Env {
