@@ -27,19 +27,50 @@ const MaxFrame = 64 << 20
 // listing of 200,000 jobs is well over MaxFrame).
 const MaxReplyFrame = 1 << 30
 
-// Header is the fixed message header. Forwarding and ret lists are never
-// used between clients and the controller; a header carrying them is
-// decoded (so the body is found) but their contents are skipped.
+// Header is the fixed message header. Forwarding (srun asking the first
+// node of a span to pass the message on to the rest, TreeWidth) and ret
+// lists (that node's reply carrying the others' answers) are slurmd's;
+// clients never send them to the controller.
 type Header struct {
-	Version  uint16
-	Flags    uint16
+	Version uint16
+	Flags   uint16
+	MsgType uint16
+	BodyLen uint32
+	Forward uint16 // forward.cnt: how many nodes ForwardNodes names
+	// ForwardNodes is the host list to pass the message on to; the
+	// timeout, tree width and (24.11+) depth come with it.
+	ForwardNodes     string
+	ForwardTimeout   uint32
+	ForwardTreeWidth uint16
+	ForwardTreeDepth uint16
+	RetCnt           uint16
+	Rets             []RetEntry // RetCnt of them
+	AddrFam          uint16
+	AddrIPv4         uint32 // as packed (byte-swapped on x86 peers, see reference 1.4)
+	AddrPort         uint16
+}
+
+// RetEntry is one node's answer in a reply's ret list (ret_data_info_t):
+// the node that was asked to forward returns one for each node it
+// passed the message on to.
+type RetEntry struct {
+	Err      uint32 // 0; else why the node was not reached (MsgType RESPONSE_FORWARD_FAILED)
 	MsgType  uint16
-	BodyLen  uint32
-	Forward  uint16
-	RetCnt   uint16
-	AddrFam  uint16
-	AddrIPv4 uint32 // as packed (byte-swapped on x86 peers, see reference 1.4)
-	AddrPort uint16
+	NodeName string
+	Body     []byte // the answer's body as packed
+}
+
+// retBodyLen is the packed size of a ret entry's body of type t: only the
+// answers nodes give to what srun forwards are known (their bodies are
+// not self-delimiting), -1 for others.
+func retBodyLen(t uint16) int {
+	switch t {
+	case RESPONSE_SLURM_RC:
+		return 4
+	case RESPONSE_FORWARD_FAILED:
+		return 0
+	}
+	return -1
 }
 
 // Frame is one decoded message: header, auth section and body, all views
@@ -129,21 +160,26 @@ func decodeHeader(r *Reader, h *Header) error {
 	h.BodyLen = r.U32()
 	h.Forward = r.U16()
 	if h.Forward > 0 {
-		r.Str() // nodelist
-		r.U32() // timeout
-		r.U16() // tree_width
+		h.ForwardNodes = string(r.Str())
+		h.ForwardTimeout = r.U32()
+		h.ForwardTreeWidth = r.U16()
 		if h.Flags&FlagPackAddrs != 0 && h.Version >= V23_11 {
 			r.Str() // net_cred
 		}
 		if h.Version >= V24_11 {
-			r.U16() // tree_depth
+			h.ForwardTreeDepth = r.U16()
 		}
 	}
 	h.RetCnt = r.U16()
-	if h.RetCnt > 0 {
-		// Never sent to a controller by clients; we cannot skip the
-		// typed bodies that would follow, so refuse.
-		return Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "ret_cnt %d in request", h.RetCnt)
+	for i := 0; i < int(h.RetCnt) && r.Err == nil; i++ {
+		e := RetEntry{Err: r.U32(), MsgType: r.U16(), NodeName: string(r.Str())}
+		n := retBodyLen(e.MsgType)
+		if n < 0 {
+			// A body we cannot delimit: the rest of the frame is lost.
+			return Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "ret list entry of type %d", e.MsgType)
+		}
+		e.Body = r.take(n)
+		h.Rets = append(h.Rets, e)
 	}
 	h.AddrFam = r.U16()
 	switch h.AddrFam {
@@ -159,15 +195,55 @@ func decodeHeader(r *Reader, h *Header) error {
 
 // AppendHeader appends a header with no forwarding and an empty address.
 func AppendHeader(dst []byte, version, flags, msgType uint16, bodyLen uint32) []byte {
+	return appendHeader(dst, version, flags, msgType, bodyLen, nil)
+}
+
+func appendHeader(dst []byte, version, flags, msgType uint16, bodyLen uint32, rets []RetEntry) []byte {
+	h := Header{Version: version, Flags: flags, MsgType: msgType, BodyLen: bodyLen, RetCnt: uint16(len(rets)), Rets: rets}
+	return h.Append(dst)
+}
+
+// Append packs h as decodeHeader reads it (the address is written as
+// AF_UNSPEC: replies and our own messages carry none).
+func (h *Header) Append(dst []byte) []byte {
 	w := Writer{B: dst}
-	w.U16(version)
-	w.U16(flags)
-	w.U16(msgType)
-	w.U32(bodyLen)
-	w.U16(0) // forward.cnt
-	w.U16(0) // ret_cnt
+	w.U16(h.Version)
+	w.U16(h.Flags)
+	w.U16(h.MsgType)
+	w.U32(h.BodyLen)
+	w.U16(h.Forward)
+	if h.Forward > 0 {
+		w.Str(h.ForwardNodes)
+		w.U32(h.ForwardTimeout)
+		w.U16(h.ForwardTreeWidth)
+		if h.Flags&FlagPackAddrs != 0 && h.Version >= V23_11 {
+			w.Str("") // net_cred
+		}
+		if h.Version >= V24_11 {
+			w.U16(h.ForwardTreeDepth)
+		}
+	}
+	w.U16(uint16(len(h.Rets)))
+	for _, e := range h.Rets {
+		w.U32(e.Err)
+		w.U16(e.MsgType)
+		w.Str(e.NodeName)
+		w.B = append(w.B, e.Body...)
+	}
 	w.U16(0) // orig_addr AF_UNSPEC
 	return w.B
+}
+
+// retsLen is the packed size of a ret list's entries.
+func retsLen(rets []RetEntry) int {
+	n := 0
+	for _, e := range rets {
+		n += 4 + 2 + 4 + len(e.Body)
+		if e.NodeName != "" {
+			n += len(e.NodeName) + 1
+		}
+	}
+	return n
 }
 
 // HeaderLen is the size of the header AppendHeader writes.
@@ -181,9 +257,20 @@ func AppendFrame(dst []byte, version, msgType uint16, cred []byte, body []byte) 
 	return append(AppendFrameHead(dst, version, msgType, cred, len(body)), body...)
 }
 
+// AppendFrameRets appends a reply frame whose header carries rets: the
+// answer of a node that forwarded a message, with the answers of the
+// nodes it forwarded to.
+func AppendFrameRets(dst []byte, version, msgType uint16, cred []byte, body []byte, rets []RetEntry) []byte {
+	return append(appendFrameHead(dst, version, msgType, cred, len(body), rets), body...)
+}
+
 // AppendFrameHead appends everything of a frame before its body of
 // bodyLen bytes, for a body written separately (in pieces, with writev).
 func AppendFrameHead(dst []byte, version, msgType uint16, cred []byte, bodyLen int) []byte {
+	return appendFrameHead(dst, version, msgType, cred, bodyLen, nil)
+}
+
+func appendFrameHead(dst []byte, version, msgType uint16, cred []byte, bodyLen int, rets []RetEntry) []byte {
 	flags := uint16(0)
 	authLen := 0
 	if cred == nil {
@@ -191,9 +278,9 @@ func AppendFrameHead(dst []byte, version, msgType uint16, cred []byte, bodyLen i
 	} else {
 		authLen = 4 + 4 + len(cred) + 1
 	}
-	total := HeaderLen + authLen + bodyLen
+	total := HeaderLen + retsLen(rets) + authLen + bodyLen
 	dst = binary.BigEndian.AppendUint32(dst, uint32(total))
-	dst = AppendHeader(dst, version, flags, msgType, uint32(bodyLen))
+	dst = appendHeader(dst, version, flags, msgType, uint32(bodyLen), rets)
 	if cred != nil {
 		w := Writer{B: dst}
 		w.U32(AuthPluginMunge)

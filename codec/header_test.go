@@ -2,8 +2,10 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/lablup/slurm-frontend/codec/capture"
@@ -32,9 +34,51 @@ func TestFrameRoundTripCaptures(t *testing.T) {
 			if err := DecodeFrame(got, &g); err != nil {
 				t.Fatal(err)
 			}
-			if g.Header != f.Header || !bytes.Equal(g.Cred, f.Cred) || !bytes.Equal(g.Body, f.Body) {
+			if !reflect.DeepEqual(g.Header, f.Header) || !bytes.Equal(g.Cred, f.Cred) || !bytes.Equal(g.Body, f.Body) {
 				t.Fatalf("%s: re-encoded frame differs: %+v vs %+v", rel, g.Header, f.Header)
 			}
+		}
+	}
+}
+
+// slurmd's forwarding: a request whose header names nodes to pass it on
+// to (each release's layout), and the reply that carries their answers
+// in its ret list, encode and decode symmetrically; a ret entry of a type
+// whose body cannot be delimited is refused.
+func TestFrameForwardAndRets(t *testing.T) {
+	for _, v := range []uint16{V22_05, V24_11, V26_05} {
+		h := Header{Version: v, Flags: FlagNoAuthCred, MsgType: REQUEST_LAUNCH_TASKS, BodyLen: 3, Forward: 3, ForwardNodes: "n[2-4]",
+			ForwardTimeout: 10000, ForwardTreeWidth: 1}
+		if v >= V24_11 {
+			h.ForwardTreeDepth = 2
+		}
+		raw := h.Append(nil)
+		raw = append(binary.BigEndian.AppendUint32(nil, uint32(len(raw)+3)), raw...)
+		raw = append(raw, 1, 2, 3)
+		var f Frame
+		if err := DecodeFrame(raw, &f); err != nil {
+			t.Fatalf("%d: forward header: %v", v, err)
+		}
+		if !reflect.DeepEqual(f.Header, h) || !bytes.Equal(f.Body, []byte{1, 2, 3}) {
+			t.Errorf("%d: forward header %+v, want %+v", v, f.Header, h)
+		}
+
+		rc := func(c uint32) []byte { return binary.BigEndian.AppendUint32(nil, c) }
+		rets := []RetEntry{{MsgType: RESPONSE_SLURM_RC, NodeName: "n2", Body: rc(0)},
+			{MsgType: RESPONSE_SLURM_RC, NodeName: "n3", Body: rc(ESLURM_INVALID_JOB_ID)},
+			{Err: SLURM_COMMUNICATIONS_CONNECTION_ERROR, MsgType: RESPONSE_FORWARD_FAILED, NodeName: "n4", Body: []byte{}}}
+		for _, cred := range [][]byte{nil, []byte("MUNGE:abc:")} {
+			out := AppendFrameRets(nil, v, RESPONSE_SLURM_RC, cred, rc(0), rets)
+			if err := DecodeFrame(out, &f); err != nil {
+				t.Fatalf("%d: reply with rets: %v", v, err)
+			}
+			if f.RetCnt != 3 || !reflect.DeepEqual(f.Rets, rets) || !bytes.Equal(f.Body, rc(0)) || !bytes.Equal(f.Cred, cred) {
+				t.Errorf("%d: rets %+v body %x cred %q", v, f.Rets, f.Body, f.Cred)
+			}
+		}
+		bad := AppendFrameRets(nil, v, RESPONSE_SLURM_RC, nil, rc(0), []RetEntry{{MsgType: RESPONSE_JOB_STEP_CREATE, NodeName: "n2", Body: []byte{0, 0, 0, 0}}})
+		if err := DecodeFrame(bad, &f); err == nil {
+			t.Errorf("%d: a ret entry of an undelimited type decoded", v)
 		}
 	}
 }

@@ -77,6 +77,7 @@ const (
 	RESPONSE_KILL_JOBS        = 5042
 	RESPONSE_SLURM_RC         = 8001
 	RESPONSE_SLURM_RC_MSG     = 8002
+	RESPONSE_FORWARD_FAILED   = 9001 // a ret list entry: the node was not reached
 
 	// Interactive work and steps: salloc, srun, the node (slurmd) side.
 	REQUEST_NODE_ALIAS_ADDRS        = 3016 // 24.11+

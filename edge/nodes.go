@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/translate/hostlist"
 )
 
 // The node side of the wire: one listener per node stand-in (srun
@@ -42,12 +43,15 @@ type NodeServer struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	ls     []net.Listener
+	// served: the nodes listening here, any node when the shared
+	// listener (name "") is: those a forwarded message can reach.
+	served map[string]bool
 }
 
 // NewNodeServer listens for each endpoint; one that cannot be bound is
 // logged and left out (its node takes no steps).
 func NewNodeServer(eps []NodeEndpoint, h NodeHandler, auth Authenticator, signer Signer, log Logger) *NodeServer {
-	s := &NodeServer{h: h, auth: auth, signer: signer, log: log}
+	s := &NodeServer{h: h, auth: auth, signer: signer, log: log, served: map[string]bool{}}
 	bound := 0
 	for _, ep := range eps {
 		l, err := net.Listen("tcp", ep.Addr.String())
@@ -56,6 +60,7 @@ func NewNodeServer(eps []NodeEndpoint, h NodeHandler, auth Authenticator, signer
 			continue
 		}
 		bound++
+		s.served[ep.Name] = true
 		s.ls = append(s.ls, l)
 		s.wg.Add(1)
 		go s.accept(ep.Name, l)
@@ -126,12 +131,18 @@ func (s *NodeServer) serve(node string, c net.Conn) {
 		return
 	}
 	if f.Forward > 0 {
-		// srun reaches every node itself when TreeWidth covers them
-		// (client-conf writes 65533); a message to forward to others is
-		// refused rather than answered for this node alone, which would
-		// leave srun waiting for the rest.
-		s.logf("node %s: %s from %v asks to forward to %d more nodes: refused (set TreeWidth=65533 in the login nodes' slurm.conf)", node, codec.MsgTypeName(f.MsgType), c.RemoteAddr(), f.Forward)
-		_, _ = c.Write(s.reply(&req, RC(codec.ESLURM_NOT_SUPPORTED)))
+		// srun passes a message to the first node of each span of
+		// TreeWidth nodes, asking it to forward it to the rest: every
+		// node stand-in is in this process, so each forwarded node
+		// answers here, and the reply carries their answers in its ret
+		// list, as slurmd's forwarding returns them.
+		rep := s.h.HandleNode(node, &req)
+		rets := s.forward(node, f.ForwardNodes, int(f.Forward), &req)
+		var cred []byte
+		if req.Version < codec.V23_02 && s.signer != nil {
+			cred, _ = s.signer.Sign(nil, req.UID, rep.MsgType, rep.Body)
+		}
+		_, _ = c.Write(codec.AppendFrameRets(nil, req.Version, rep.MsgType, cred, rep.Body, rets))
 		return
 	}
 	rep := s.h.HandleNode(node, &req)
@@ -139,6 +150,36 @@ func (s *NodeServer) serve(node string, c net.Conn) {
 		return
 	}
 	_, _ = c.Write(s.reply(&req, rep))
+}
+
+// forward answers req for each node of the forward list (cnt of them,
+// the list srun wrote): a node not served here is returned as not
+// reached (RESPONSE_FORWARD_FAILED), as slurmd marks a node it cannot
+// connect to.
+func (s *NodeServer) forward(from, list string, cnt int, req *Request) []codec.RetEntry {
+	nodes, err := hostlist.ExpandLimit(list, 65535, 1<<20) // forward.cnt is 16 bits
+	if err != nil {
+		s.logf("node %s: %s from %v: forward list %q: %v", from, codec.MsgTypeName(req.MsgType), req.Peer, list, err)
+		return nil // srun counts the answers missing as failed
+	}
+	if len(nodes) != cnt {
+		s.logf("node %s: %s from %v: forward list %q names %d nodes, forward count %d", from, codec.MsgTypeName(req.MsgType), req.Peer, list, len(nodes), cnt)
+	}
+	rets := make([]codec.RetEntry, 0, len(nodes))
+	for _, n := range nodes {
+		if !s.served[n] && !s.served[""] {
+			s.logf("node %s: %s: cannot forward to %s: not a node of this server", from, codec.MsgTypeName(req.MsgType), n)
+			rets = append(rets, codec.RetEntry{Err: codec.SLURM_COMMUNICATIONS_CONNECTION_ERROR, MsgType: codec.RESPONSE_FORWARD_FAILED, NodeName: n, Body: []byte{}})
+			continue
+		}
+		r := *req
+		rep := s.h.HandleNode(n, &r)
+		if rep.Drop || rep.MsgType == 0 {
+			rep = RC(codec.SLURM_SUCCESS) // no answer of its own (slurmd notes such nodes as done)
+		}
+		rets = append(rets, codec.RetEntry{MsgType: rep.MsgType, NodeName: n, Body: rep.Body})
+	}
+	return rets
 }
 
 func (s *NodeServer) reply(req *Request, rep Reply) []byte {

@@ -357,8 +357,9 @@ func clientConf(args []string, w io.Writer) error {
 	if g := s.cfg.Get("GresTypes", ""); g != "" {
 		fmt.Fprintf(w, "GresTypes=%s\n", g)
 	}
-	// srun reaches every node directly (no forwarding through nodes:
-	// the stand-ins are one server), at the node's stand-in.
+	// srun reaches every node directly, at the node's stand-in: the
+	// stand-ins are one server, so forwarding through a node (which
+	// they answer too, for a narrower TreeWidth) only adds a hop.
 	fmt.Fprintf(w, "TreeWidth=%s\n", s.cfg.Get("TreeWidth", "65533"))
 	eps := nodeEndpoints(s)
 	for _, n := range s.cfg.Nodes {

@@ -364,35 +364,47 @@ func TestSallocPending(t *testing.T) {
 	}
 }
 
-// TestSrunForwardRefused: a login node whose slurm.conf has a TreeWidth
-// below the step's node count makes srun ask the first node to forward
-// the launch; the stand-in refuses it (and says what to set) rather than
-// leave srun waiting for the other nodes.
-func TestSrunForwardRefused(t *testing.T) {
+// TestSrunForwarded: with a TreeWidth narrower than the step (a site's
+// own slurm.conf on the login nodes), srun asks the first node of each
+// span to forward the launch to the others: every node's tasks run and
+// srun gets every node's answer, on each release.
+func TestSrunForwarded(t *testing.T) {
 	f := newFrontend(t, batchCluster)
 	b, err := os.ReadFile(f.clientConf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	narrow := filepath.Join(f.dir, "narrow.conf")
-	os.WriteFile(narrow, []byte(strings.Replace(string(b), "TreeWidth=65533", "TreeWidth=1", 1)), 0o644)
-	dir, _ := slurmDir(t, f, "fwd-")
-	r := f.as(t).in(dir).user("slurm")
-	r.conf = narrow
-	start := time.Now()
-	_, errs, code := r.run("24.11", "srun", "-N", "2", "-n", "2", "true")
-	if code == 0 {
-		t.Errorf("srun -N 2 with TreeWidth=1 succeeded: %q", errs)
-	}
-	if d := time.Since(start); d > 45*time.Second {
-		t.Errorf("srun took %v to fail", d)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(f.Logs(), "set TreeWidth=65533") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(f.Logs(), "set TreeWidth=65533") {
-		t.Errorf("the server did not say why it refused: %s", lastLines(f.Logs(), 10))
+	for _, width := range []string{"1", "2"} {
+		narrow := filepath.Join(f.dir, "narrow"+width+".conf")
+		os.WriteFile(narrow, []byte(strings.Replace(string(b), "TreeWidth=65533", "TreeWidth="+width, 1)), 0o644)
+		for _, rel := range releases {
+			t.Run(rel+"/TreeWidth="+width, func(t *testing.T) {
+				dir, _ := slurmDir(t, f, "fwd-")
+				r := f.as(t).in(dir).user("slurm")
+				r.conf = narrow
+				out, errs, code := r.run(rel, "srun", "-N", "4", "-n", "4", "-l", "sh", "-c", "echo $SLURMD_NODENAME")
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				slices.Sort(lines)
+				if code != 0 || len(lines) != 4 {
+					t.Fatalf("srun -N 4 with TreeWidth=%s: exit %d, stdout %q, stderr %q\n%s", width, code, out, errs, lastLines(f.Logs(), 20))
+				}
+				nodes := map[string]bool{}
+				for i, l := range lines {
+					task, node, _ := strings.Cut(l, ": ")
+					if task != fmt.Sprint(i) || !strings.HasPrefix(node, "n") {
+						t.Errorf("line %q: want task %d on a node", l, i)
+					}
+					nodes[node] = true
+				}
+				if len(nodes) != 4 {
+					t.Errorf("tasks ran on %v, want four nodes", nodes)
+				}
+				_, _, code = r.run(rel, "srun", "-N", "3", "-n", "3", "sh", "-c", "exit $SLURM_NODEID")
+				if code != 2 {
+					t.Errorf("srun -N 3 exit $SLURM_NODEID with TreeWidth=%s: exit %d, want 2 (the largest)", width, code)
+				}
+			})
+		}
 	}
 }
 
