@@ -436,3 +436,48 @@ func TestNoPartitionWarns(t *testing.T) {
 		t.Errorf("a warning with a default partition defined:\n%s", f.Logs())
 	}
 }
+
+// TestInactiveLimit: with InactiveLimit set, an allocation whose salloc
+// died (SIGKILL) stops answering the controller's pings and is ended
+// TIMEOUT with reason InactiveLimit, as a real slurmctld 24.11 ends it
+// (which looks every 30 s; this server at each ping round); one whose
+// salloc answers lives on past that time and completes; salloc
+// --no-shell leaves no port to ping and is not watched (salloc.c).
+func TestInactiveLimit(t *testing.T) {
+	f := newFrontend(t, batchCluster+"InactiveLimit=3\nMessageTimeout=2\n")
+	dir, ru := slurmDir(t, f, "inactive-")
+	idRe := regexp.MustCompile(`Granted job allocation (\d+)`)
+	_, errs, code := ru.run("24.11", "salloc", "--no-shell", "-n1")
+	m := idRe.FindStringSubmatch(errs)
+	if code != 0 || m == nil {
+		t.Fatalf("salloc --no-shell: exit %d, %q", code, errs)
+	}
+	noShell := atoi(m[1])
+	// A salloc killed: its shell's command is stopped by us too.
+	killed, _, _ := ru.run("24.11", "sh", "-c", `salloc -n1 sh -c 'echo $$ >cmd.pid; exec sleep 60' 2>salloc.err & p=$!
+for i in $(seq 100); do [ -s cmd.pid ] && break; sleep 0.1; done
+kill -9 $p; kill $(cat cmd.pid); cat salloc.err`)
+	m = idRe.FindStringSubmatch(killed)
+	if m == nil {
+		t.Fatalf("the salloc to kill said %q", killed)
+	}
+	dead := atoi(m[1])
+	// salloc answering pings: alive well past the 7 s a silent one has.
+	out, errs, code := ru.within(time.Minute).run("24.11", "salloc", "-n1", "sh", "-c", "sleep 12; echo still")
+	m = idRe.FindStringSubmatch(errs)
+	if code != 0 || out != "still\n" || m == nil {
+		t.Errorf("salloc sleeping 12 s under InactiveLimit=3: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	rows := waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[dead].state == "TIMEOUT" })
+	if rows[dead].reason != "InactiveLimit" {
+		t.Errorf("the allocation of the killed salloc: %+v, want TIMEOUT (InactiveLimit)", rows[dead])
+	}
+	if rows[noShell].state != "RUNNING" {
+		t.Errorf("salloc --no-shell's allocation: %+v, want it RUNNING (not watched)", rows[noShell])
+	}
+	if m != nil {
+		live := atoi(m[1])
+		waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[live].state == "COMPLETED" })
+	}
+	ru.run("24.11", "scancel", fmt.Sprint(noShell))
+}

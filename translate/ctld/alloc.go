@@ -126,6 +126,9 @@ func (c *Controller) allocate(req *Request) Reply {
 			c.pendingGrants[j.ID] = req.Version
 		}
 		delete(c.grants, j.ID)
+		if running {
+			c.markActive(j.ID, time.Now())
+		}
 		c.mu.Unlock()
 		if running {
 			c.logf("job %d: allocation granted to uid %d on %s", j.ID, cur.UserID, cur.Nodes)
@@ -221,6 +224,7 @@ func (c *Controller) grantLater(j *state.Job) {
 		return
 	}
 	delete(c.pendingGrants, j.ID)
+	c.markActive(j.ID, time.Now())
 	to, ok := clientAddr(j.RespHost, j.AllocPort)
 	if !ok || c.opt.Caller == nil {
 		return

@@ -105,7 +105,8 @@ type Controller struct {
 	// protocol version); live job steps by job.
 	grants        map[uint32]chan struct{}
 	pendingGrants map[uint32]uint16
-	relinquished  map[uint32]bool // ended by their client: the session's end keeps their state
+	relinquished  map[uint32]bool      // ended by their client: the session's end keeps their state
+	lastActive    map[uint32]time.Time // allocations: when their client was last heard from (InactiveLimit)
 	steps         map[uint32]*jobSteps
 	dirty         bool // engine changes wait for a coalesced rebuild (rebuildSoon)
 }

@@ -33,6 +33,7 @@ func (c *Controller) Start(ctx context.Context) {
 	go c.consumeEvents(ctx)
 	go c.refreshTopology(ctx)
 	go c.watchStepLimits(ctx)
+	go c.watchInactive(ctx)
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
