@@ -428,3 +428,10 @@ type TaskProc interface {
 	// PID is the task's process id as its session sees it (0 unknown).
 	PID() int
 }
+
+// OOMReporter is a TaskProc that can tell, once it has ended, how many
+// times the kernel's OOM killer acted in the job's memory cgroup while
+// it ran (slurmstepd's oom_kill events of the step).
+type OOMReporter interface {
+	OOMKills() int
+}

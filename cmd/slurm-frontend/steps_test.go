@@ -481,3 +481,23 @@ kill -9 $p; kill $(cat cmd.pid); cat salloc.err`)
 	}
 	ru.run("24.11", "scancel", fmt.Sprint(noShell))
 }
+
+// TestSrunOOM: a task the OOM killer ends (srun --mem below what it
+// allocates) is reported as slurmstepd and srun report it: the step's
+// oom_kill events on srun's stderr, "task 0: Out Of Memory", exit 1.
+func TestSrunOOM(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	if !strings.Contains(f.Logs(), "memory and CPU limits enforced") {
+		t.Skip("no cgroup memory limits here")
+	}
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			_, ru := slurmDir(t, f, "oom-")
+			_, errs, code := ru.run(rel, "srun", "--mem=40M", "python3", "-c", "b = bytearray(400 << 20); print(len(b))")
+			stepd := regexp.MustCompile(`(?m)^slurmstepd-n\d+: error: Detected 1 oom_kill event in StepId=\d+\.0\. Some of the step tasks have been OOM Killed\.$`)
+			if code != 1 || !stepd.MatchString(errs) || !regexp.MustCompile(`(?m)^srun: error: n\d+: task 0: Out Of Memory$`).MatchString(errs) {
+				t.Errorf("srun --mem=40M of a 400 MB task: exit %d, stderr %q; want exit 1, the oom_kill event and Out Of Memory", code, errs)
+			}
+		})
+	}
+}

@@ -150,7 +150,10 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 		readyR.Close()
 		return nil, fmt.Errorf("embedded engine: the task's spec: %w", err)
 	}
-	p := &taskProc{cmd: cmd, done: make(chan struct{})}
+	p := &taskProc{cmd: cmd, done: make(chan struct{}), cg: lr.Cgroup}
+	if p.cg != nil {
+		p.oomBase = p.cg.oomKills()
+	}
 	// "R" once the task is set up, right before it executes (the pipe
 	// closes at the exec); the task's host pid is nsenter's child.
 	line, _ := bufio.NewReader(readyR).ReadString('\n')
@@ -186,9 +189,20 @@ type taskProc struct {
 	hostPID int
 	done    chan struct{}
 	err     error
+	cg      *cgroupPlan // the job's, for its OOM kills
+	oomBase int         // the job's OOM kills when the task started
 }
 
 func (p *taskProc) PID() int { return p.hostPID }
+
+// OOMKills is the OOM kills in the job's memory cgroup since the task
+// started (0 without cgroups).
+func (p *taskProc) OOMKills() int {
+	if p.cg == nil {
+		return 0
+	}
+	return max(p.cg.oomKills()-p.oomBase, 0)
+}
 
 func (p *taskProc) Wait() (uint32, error) {
 	<-p.done

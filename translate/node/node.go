@@ -67,6 +67,9 @@ const (
 	esInvalidJobCredential = 4004 // ESLURMD_INVALID_JOB_CREDENTIAL
 	esCredentialExpired    = 4007 // ESLURMD_CREDENTIAL_EXPIRED
 	esExecveFailed         = 4020 // ESLURMD_EXECVE_FAILED
+	// sigOOM is slurmstepd's SIG_OOM, the dummy signal of a task
+	// status that says the step met the OOM killer.
+	sigOOM = 253
 )
 
 // credTTL: a credential older than this is refused (slurmd's cred_expire).
@@ -368,10 +371,11 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	}
 	// Start the tasks.
 	type started struct {
-		t                *task
-		stdin            *os.File
-		pty              *os.File // the terminal's master (srun --pty, task 0)
-		outDone, errDone chan struct{}
+		t                  *task
+		stdin              *os.File
+		pty                *os.File // the terminal's master (srun --pty, task 0)
+		outDone, errDone   chan struct{}
+		relayOut, relayErr bool // its stdout, stderr go to srun (EOF frames at its end)
 	}
 	type prepared struct {
 		st                 *started
@@ -482,9 +486,11 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		st, p := pr.st, procs[i]
 		st.t.proc = p
 		if pr.relayOut != nil {
+			st.relayOut = true
 			go out.relay(pr.relayOut, codec.IOStdout, uint16(st.t.gtid), uint16(st.t.ltid), st.outDone)
 		}
 		if pr.relayErr != nil {
+			st.relayErr = true
 			go out.relay(pr.relayErr, codec.IOStderr, uint16(st.t.gtid), uint16(st.t.ltid), st.errDone)
 		}
 		if st.pty != nil {
@@ -521,6 +527,8 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	var maxRC uint32
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var oomOnce sync.Once
+	var oom atomic.Bool
 	for _, st := range all {
 		wg.Add(1)
 		go func() {
@@ -528,6 +536,37 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 			status, _ := st.t.proc.Wait()
 			<-st.outDone
 			<-st.errDone
+			g, l := uint16(st.t.gtid), uint16(st.t.ltid)
+			if or, ok := st.t.proc.(translate.OOMReporter); ok {
+				if n := or.OOMKills(); n > 0 {
+					// As slurmstepd: the step's OOM kills on its
+					// stderr, once, and SIG_OOM as every later
+					// exit's status (srun: "task N: Out Of
+					// Memory", exit code 1).
+					oomOnce.Do(func() {
+						plural := ""
+						if n > 1 {
+							plural = "s"
+						}
+						msg := fmt.Sprintf("slurmstepd-%s: error: Detected %d oom_kill event%s in StepId=%d.%d. Some of the step tasks have been OOM Killed.\n", key.node, n, plural, key.job, key.step)
+						if st.relayErr {
+							out.frame(codec.IOStderr, g, l, []byte(msg))
+						} else {
+							s.logf("node %s: %s", key.node, strings.TrimSpace(msg))
+						}
+					})
+					oom.Store(true)
+				}
+			}
+			if oom.Load() {
+				status = sigOOM
+			}
+			if st.relayOut {
+				out.frame(codec.IOStdout, g, l, nil)
+			}
+			if st.relayErr {
+				out.frame(codec.IOStderr, g, l, nil)
+			}
 			mu.Lock()
 			maxRC = max(maxRC, status)
 			mu.Unlock()
@@ -656,7 +695,8 @@ func (w *ioWriter) relay(r *os.File, typ uint16, gtid, ltid uint16, done chan st
 			break
 		}
 	}
-	w.frame(typ, gtid, ltid, nil)
+	// The stream's EOF frame is the task's to send (endStreams), after
+	// what the node says of the task's end.
 }
 
 // readStdin routes srun's stdin frames to the tasks and answers its
