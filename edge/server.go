@@ -248,6 +248,19 @@ func (s *Server) startAccounting() {
 	s.logf("connection accounting: eBPF on the listener")
 }
 
+// Sources is the connection load per source host so far, and how it was
+// counted ("ebpf" or "userspace"). Valid once Ready has answered.
+func (s *Server) Sources() (map[netip.Addr]bpf.Counters, string) {
+	if s.acct == nil {
+		return nil, ""
+	}
+	snap, err := s.acct.Snapshot()
+	if err != nil {
+		return nil, s.acct.Kind()
+	}
+	return snap, s.acct.Kind()
+}
+
 // TopSources returns the busiest source hosts by bytes sent to us.
 func (s *Server) TopSources(n int) []string {
 	if s.acct == nil {

@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lablup/slurm-frontend/bpf"
 	"github.com/lablup/slurm-frontend/codec/munge"
 	"github.com/lablup/slurm-frontend/edge"
 	"github.com/lablup/slurm-frontend/state"
@@ -98,6 +99,11 @@ type settings struct {
 	backend     string // "local" or "backendai"
 	baiEndpoint string
 	baiKeypair  string // file: access key, then secret key
+	// metricsListen: the Prometheus endpoint's address, "" for none.
+	metricsListen string
+	// ioAccounting: how step I/O is counted, "auto" (eBPF, else the
+	// relay) or "userspace".
+	ioAccounting string
 }
 
 func loadSettings(name string, args []string, withServer bool) (*settings, error) {
@@ -111,6 +117,7 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	backend := fs.String("backend", "", "engine: local (embedded, the default) or backendai")
 	baiEndpoint := fs.String("backendai-endpoint", "", "Backend.AI manager URL (with --backend backendai)")
 	baiKeypair := fs.String("backendai-keypair", "", "file holding the Backend.AI superadmin access key and secret key")
+	metricsListen := fs.String("metrics-listen", "", "Prometheus metrics on this address (HOST:PORT; off by default)")
 	var server *string
 	if withServer {
 		server = fs.String("server", "", "address login nodes use to reach this server (HOST:PORT)")
@@ -148,6 +155,11 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	s.backend = strings.ToLower(pick(*backend, "FrontendBackend", "local"))
 	s.baiEndpoint = pick(*baiEndpoint, "FrontendBackendAIEndpoint", "")
 	s.baiKeypair = pick(*baiKeypair, "FrontendBackendAIKeypair", "/etc/slurm-frontend/backendai.keypair")
+	s.metricsListen = pick(*metricsListen, "FrontendMetricsListen", "")
+	s.ioAccounting = strings.ToLower(s.cfg.Get("FrontendIOAccounting", "auto"))
+	if s.ioAccounting != "auto" && s.ioAccounting != "userspace" {
+		return nil, fmt.Errorf("FrontendIOAccounting=%s: auto (eBPF where the kernel allows) or userspace", s.ioAccounting)
+	}
 	switch s.backend {
 	case "local":
 	case "backendai", "backend.ai":
@@ -215,6 +227,17 @@ func serve(args []string) error {
 	caller := &edge.Caller{Signer: auth}
 	// The nodes' stand-ins (srun's slurmd), where the engine runs steps.
 	nodes := &node.Service{Call: caller, Log: logger, SlurmUID: slurmUID}
+	if s.ioAccounting == "auto" {
+		if m, err := bpf.NewFlowMeter(); err != nil {
+			logger.Printf("step I/O accounting in userspace: %v", err)
+		} else {
+			nodes.Meter = m
+			defer m.Close()
+			logger.Printf("step I/O accounting: eBPF (tcx)")
+		}
+	} else {
+		logger.Printf("step I/O accounting in userspace (FrontendIOAccounting=userspace)")
+	}
 	opts := ctld.Options{
 		Conf: s.cfg, Store: store, Backend: engine, Exec: exec, Stats: stats,
 		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
@@ -254,6 +277,17 @@ func serve(args []string) error {
 		}
 	case err := <-errc:
 		return fmt.Errorf("listen %s: %w", s.listen, err)
+	}
+	if s.metricsListen != "" {
+		var sn *node.Service
+		if steps {
+			sn = nodes
+		}
+		ms, err := serveMetrics(s.metricsListen, srv, sn, logger)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
 	}
 	if engine.Name() == "local" {
 		// slurmctld says as much ("default partition not set"); without

@@ -351,11 +351,14 @@ func TestSallocPending(t *testing.T) {
 	sub := ru.mustRun("22.05", "sbatch", "-o", out, script)
 	id := atoi(submittedRe.FindStringSubmatch(sub)[1])
 	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if s, _, _ := ru.run("24.11", "squeue", "-h", "-s", "-o", "%i %j"); strings.Contains(s, fmt.Sprintf("%d.0 stepper", id)) {
-			break
+	for seen := false; !seen; time.Sleep(200 * time.Millisecond) {
+		s, _, _ := ru.run("24.11", "squeue", "-h", "-s", "-o", "%i %j")
+		seen = strings.Contains(s, fmt.Sprintf("%d.0 stepper", id))
+		if !seen && time.Now().After(deadline) {
+			jobs, _, _ := ru.run("24.11", "squeue", "-h", "-o", "%i %T %r")
+			b, _ := os.ReadFile(out)
+			t.Fatalf("job %d's step not in squeue -s after 30 s: steps %q, jobs %q, its output %q\n%s", id, s, jobs, b, lastLines(f.Logs(), 30))
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	ru.mustRun("26.05", "scancel", fmt.Sprintf("%d.0", id))
 	waitRows(t, f, dir, 30*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lablup/slurm-frontend/bpf"
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/hostlist"
@@ -84,7 +85,13 @@ type Service struct {
 	Log      *log.Logger
 	SlurmUID uint32
 
-	ioOut, ioIn atomic.Uint64 // task I/O bytes relayed, all steps (IOBytes)
+	// Meter counts each step's I/O connection in the kernel (eBPF); nil,
+	// or a connection it cannot track, is counted by the relay itself.
+	Meter bpf.FlowMeter
+
+	ioMu    sync.Mutex
+	ioLive  map[stepKey]*liveIO
+	ioTotal map[string]*bpf.IO // by counter ("ebpf", "userspace"): ended steps
 
 	mu    sync.Mutex
 	steps map[stepKey]*nodeStep
@@ -339,7 +346,9 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		return
 	}
 	defer conn.Close()
-	out := &ioWriter{c: conn}
+	cc := s.ioStart(key, conn)
+	defer s.ioEnd(key)
+	out := &ioWriter{c: cc}
 	n := uint32(len(gtids))
 	usePTY := m.Flags&codec.LaunchPTY != 0
 	s.mu.Lock()
@@ -364,7 +373,7 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 			init.StdoutObjs = 1
 		}
 	}
-	if _, err := conn.Write(codec.AppendIOInitMsg(nil, &init)); err != nil {
+	if _, err := cc.Write(codec.AppendIOInitMsg(nil, &init)); err != nil {
 		s.logf("node %s: step %d.%d: I/O init: %v", key.node, key.job, key.step, err)
 		s.launchFailed(key, m, gtids, respTo, v, uid, esExecveFailed)
 		return
@@ -522,7 +531,7 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 			stdins[st.t.gtid] = st.stdin
 		}
 	}
-	go out.readStdin(conn, stdins)
+	go out.readStdin(cc, stdins)
 	// Each task's exit, once its output is through.
 	var maxRC uint32
 	var wg sync.WaitGroup
@@ -579,14 +588,16 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	wg.Wait()
 	out.mu.Lock()
 	out.closed = true
-	sent, got := out.out, out.in
 	out.mu.Unlock()
-	// The step's I/O, counted here (the relay sees every byte): what an
-	// operator sizing the server wants to know of interactive traffic.
-	s.ioOut.Add(sent)
-	s.ioIn.Add(got)
-	s.logf("node %s: step %d.%d ended: %d tasks, status %#x, %d bytes of output to srun, %d bytes of input from it", key.node, key.job, key.step, len(all), maxRC, sent, got)
 	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC)
+	// After the step's end is told: the kernel's count waits for the
+	// last output to be sent.
+	fig := s.ioEnd(key)
+	relay := ""
+	if fig.Counter != "userspace" {
+		relay = fmt.Sprintf("; the relay's: %d and %d", fig.RelayOut, fig.RelayIn)
+	}
+	s.logf("node %s: step %d.%d ended: %d tasks, status %#x, I/O %d bytes to srun, %d bytes from it (%s%s)", key.node, key.job, key.step, len(all), maxRC, fig.Out, fig.In, fig.Counter, relay)
 }
 
 // launchCode is the code srun is told for a launch the engine refused:
@@ -661,8 +672,6 @@ type ioWriter struct {
 	c      net.Conn
 	closed bool
 	broken bool
-	out    uint64 // task output bytes sent to srun
-	in     uint64 // stdin bytes from srun (written by readStdin alone)
 }
 
 func (w *ioWriter) frame(typ, gtid, ltid uint16, p []byte) {
@@ -677,7 +686,6 @@ func (w *ioWriter) frame(typ, gtid, ltid uint16, p []byte) {
 		w.broken = true
 		return
 	}
-	w.out += uint64(len(p))
 }
 
 // relay sends what r gives as frames of typ (at most IOMaxPayload each),
@@ -720,9 +728,6 @@ func (w *ioWriter) readStdin(c net.Conn, stdins map[uint32]*os.File) {
 		if _, err := io.ReadFull(c, p); err != nil {
 			return
 		}
-		w.mu.Lock()
-		w.in += uint64(len(p))
-		w.mu.Unlock()
 		switch h.Type {
 		case codec.IOConnectionTest:
 			w.frame(codec.IOConnectionTest, 0, 0, nil)
@@ -838,6 +843,3 @@ func (v fnameVars) expand(pat string) string {
 	}
 	return b.String()
 }
-
-// IOBytes is the task I/O relayed so far: output to srun, input from it.
-func (s *Service) IOBytes() (out, in uint64) { return s.ioOut.Load(), s.ioIn.Load() }
