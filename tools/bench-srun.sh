@@ -24,7 +24,9 @@
 # loopback port: slurm-frontend serves Go's pprof there,
 # FrontendDebugListen, to profile a measurement while it runs), SHIM (the
 # jobs' shim, FrontendShim: default the slurm-frontend-shim beside BIN;
-# SHIM=BIN measures with the server's own shim).
+# SHIM=BIN measures with the server's own shim), OURS_EXTRA (more
+# slurm.conf lines for slurm-frontend alone, e.g.
+# OURS_EXTRA=FrontendIOAccounting=userspace to measure without eBPF).
 # Each run is timed inside the root around srun alone (the chroot and the
 # clean environment of tools/run-client.sh are outside the interval).
 # It starts everything it measures and stops exactly that (by PID).
@@ -106,6 +108,7 @@ cat "$BIG" >/dev/null # into the page cache: both sides read memory, not the dis
 printf 'ClusterName=srunbench\n%s\n%s\n' "$NODE" "$PART" >"$DIR/ours.conf"
 [ -n "${PPROF:-}" ] && echo "FrontendDebugListen=127.0.0.1:$PPROF" >>"$DIR/ours.conf"
 [ -n "${SHIM:-}" ] && echo "FrontendShim=$SHIM" >>"$DIR/ours.conf"
+[ -n "${OURS_EXTRA:-}" ] && printf '%s\n' "$OURS_EXTRA" >>"$DIR/ours.conf"
 log "starting slurm-frontend on $OURS_PORT (node n1 on $((OURS_PORT + 1)))"
 "$BIN" serve --config "$DIR/ours.conf" --listen 127.0.0.1:$OURS_PORT --state-dir "$DIR/ours-state" \
 	--munge-key "$KEY" >"$DIR/ours.log" 2>&1 &

@@ -345,9 +345,18 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		s.launchFailed(key, m, gtids, respTo, v, uid, esExecveFailed)
 		return
 	}
-	defer conn.Close()
 	cc := s.ioStart(key, conn)
-	defer s.ioEnd(key)
+	// At the step's end a goroutine takes the connection over (finish);
+	// before that, a return closes it here.
+	var finish func()
+	defer func() {
+		if finish != nil {
+			go finish()
+			return
+		}
+		s.ioEnd(key)
+		conn.Close()
+	}()
 	out := &ioWriter{c: cc}
 	n := uint32(len(gtids))
 	usePTY := m.Flags&codec.LaunchPTY != 0
@@ -590,14 +599,18 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	out.closed = true
 	out.mu.Unlock()
 	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC)
-	// After the step's end is told: the kernel's count waits for the
-	// last output to be sent.
-	fig := s.ioEnd(key)
-	relay := ""
-	if fig.Counter != "userspace" {
-		relay = fmt.Sprintf("; the relay's: %d and %d", fig.RelayOut, fig.RelayIn)
+	// The kernel's count waits for the last output to be sent and
+	// acknowledged (srun's delayed ACK can take milliseconds): off the
+	// step's path, with the connection open until then.
+	finish = func() {
+		fig := s.ioEnd(key)
+		conn.Close()
+		relay := ""
+		if fig.Counter != "userspace" {
+			relay = fmt.Sprintf("; the relay's: %d and %d", fig.RelayOut, fig.RelayIn)
+		}
+		s.logf("node %s: step %d.%d ended: %d tasks, status %#x, I/O %d bytes to srun, %d bytes from it (%s%s)", key.node, key.job, key.step, len(all), maxRC, fig.Out, fig.In, fig.Counter, relay)
 	}
-	s.logf("node %s: step %d.%d ended: %d tasks, status %#x, I/O %d bytes to srun, %d bytes from it (%s%s)", key.node, key.job, key.step, len(all), maxRC, fig.Out, fig.In, fig.Counter, relay)
 }
 
 // launchCode is the code srun is told for a launch the engine refused:
