@@ -311,6 +311,9 @@ func serve(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The steps' I/O goes through this process: they end with it, and
+	// their sruns are told so while the controller still answers them.
+	ctl.StopSteps(ctx)
 	_ = srv.Stop(ctx)
 	logger.Printf("stopped")
 	return nil

@@ -108,7 +108,8 @@ type Controller struct {
 	relinquished  map[uint32]bool      // ended by their client: the session's end keeps their state
 	lastActive    map[uint32]time.Time // allocations: when their client was last heard from (InactiveLimit)
 	steps         map[uint32]*jobSteps
-	dirty         bool // engine changes wait for a coalesced rebuild (rebuildSoon)
+	saver         stepSaver // writes the live steps' list (lost.go)
+	dirty         bool      // engine changes wait for a coalesced rebuild (rebuildSoon)
 }
 
 type counters struct {

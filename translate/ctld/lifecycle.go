@@ -29,7 +29,12 @@ func (c *Controller) Start(ctx context.Context) {
 	if c.opt.Exec == nil {
 		return
 	}
+	lost := c.takeLostSteps()
 	reconciled := c.resync(ctx, true)
+	if len(lost) > 0 {
+		c.logf("%d steps were live when the last run ended: their nodes failed with it", len(lost))
+		go c.loseSteps(ctx, lost)
+	}
 	go c.consumeEvents(ctx)
 	go c.refreshTopology(ctx)
 	go c.watchStepLimits(ctx)

@@ -303,6 +303,7 @@ func (c *Controller) stepCreate(req *Request) Reply {
 		resp.SwitchInfo = []byte{0, 0, 0, 100} // switch/none's plugin id, no data
 	}
 	js.live[id] = s
+	c.stepsChanged()
 	c.rebuild(time.Now().Unix())
 	c.logf("job %d: step %d (%s) of %d tasks on %s for uid %d", j.ID, id, s.name, tasks, s.nodeList, req.UID)
 	var w codec.Writer
@@ -391,6 +392,7 @@ func (c *Controller) StepNodeDone(jobID, stepID uint32, node string, rc uint32) 
 	delete(s.left, node)
 	if len(s.left) == 0 {
 		delete(js.live, stepID)
+		c.stepsChanged()
 		c.logf("job %d: step %d ended (status %#x)", jobID, stepID, rc)
 		c.rebuild(time.Now().Unix())
 		c.wakeWaitingSteps(js)
@@ -612,6 +614,9 @@ func (c *Controller) endSteps(jobID uint32) {
 		return
 	}
 	delete(c.steps, jobID)
+	if len(js.live) > 0 {
+		c.stepsChanged()
+	}
 	c.wakeWaitingSteps(js) // they ask again and learn the job is done
 	for _, s := range js.live {
 		if !s.srun.IsValid() || c.opt.Caller == nil {

@@ -113,6 +113,9 @@ type nodeStep struct {
 	idx      int
 	first    uint32
 	errRelay bool
+	// lost: srun was told the node failed (AbandonStep); it hears no
+	// more of the step from here, as of a node that is gone.
+	lost bool
 }
 
 type task struct {
@@ -149,6 +152,18 @@ func (s *Service) Handle(node string, req *Request) Reply {
 		return rc(codec.SLURM_SUCCESS)
 	}
 	return rc(codec.ESLURM_NOT_SUPPORTED)
+}
+
+// AbandonStep: srun has been told the step's nodes failed (the server
+// stops); nothing more of the step is sent to it.
+func (s *Service) AbandonStep(jobID, stepID uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, ns := range s.steps {
+		if k.job == jobID && k.step == stepID {
+			ns.lost = true
+		}
+	}
 }
 
 // SignalStep sends sig to every task of a step, on every node.
@@ -588,6 +603,12 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 			mu.Lock()
 			maxRC = max(maxRC, status)
 			mu.Unlock()
+			s.mu.Lock()
+			lost := ns.lost
+			s.mu.Unlock()
+			if lost {
+				return
+			}
 			exit := codec.TaskExitMsg{ReturnCode: status, TaskIDs: []uint32{st.t.gtid}, StepID: m.StepID}
 			var w codec.Writer
 			exit.Encode(&w, v)
@@ -665,6 +686,12 @@ func taskEnv(m *codec.LaunchTasksRequest, node string, nodeID int, gtid, ltid ui
 		"SLURM_JOB_GID":               strconv.FormatUint(uint64(m.Cred.GID), 10),
 		"SLURM_JOB_USER":              m.Cred.UserName,
 		"SLURM_CPUS_ON_NODE":          strconv.FormatUint(uint64(cpus), 10), // the step's, as slurmstepd sets it
+		// srun sends these too; set here, they also let a restarted
+		// server find a lost step's tasks (ctld's lost steps).
+		"SLURM_JOB_ID":  strconv.FormatUint(uint64(m.StepID.JobID), 10),
+		"SLURM_JOBID":   strconv.FormatUint(uint64(m.StepID.JobID), 10),
+		"SLURM_STEP_ID": strconv.FormatUint(uint64(m.StepID.StepID), 10),
+		"SLURM_STEPID":  strconv.FormatUint(uint64(m.StepID.StepID), 10),
 	}
 	out := make([]string, 0, len(m.Env)+len(set))
 	for _, kv := range m.Env {
