@@ -47,6 +47,8 @@ type Store struct {
 	rdone   sync.Cond // signalled when readers drops to 0
 	readers int
 	closed  bool
+
+	hist histNotes // what a finished job's history record takes beyond the job (history.go)
 }
 
 // Open opens (creating if needed) the store in dir. It fails clearly if
@@ -243,7 +245,7 @@ func (s *Store) Put(jobs ...*Job) error {
 				return err
 			}
 		}
-		return nil
+		return s.historyTxn(txn, jobs)
 	})
 }
 

@@ -52,7 +52,7 @@ func (c *Controller) kill(req *Request) Reply {
 			return rcReply(codec.ESLURM_ACCESS_DENIED)
 		}
 	}
-	b := newKillBatch(k.Signal, k.Flags)
+	b := newKillBatch(k.Signal, k.Flags, req.UID)
 	alive, notRunning := 0, 0
 	for _, e := range targets {
 		out, err := c.killLocked(b, e, tasks)
@@ -105,11 +105,12 @@ type killBatch struct {
 	toSignal []*state.Job      // running jobs to signal (--batch or --full)
 	creating []<-chan struct{} // sessions being created: closed once the cancel reached them
 	changed  bool              // records changed: the snapshot needs a rebuild
+	uid      uint32            // who asked (sacct's "CANCELLED by UID")
 }
 
 // newKillBatch starts a batch for signal sig (0 = SIGKILL) and flags.
-func newKillBatch(sig, flags uint16) *killBatch {
-	b := &killBatch{sig: int(sig), flags: flags, now: time.Now().Unix()}
+func newKillBatch(sig, flags uint16, uid uint32) *killBatch {
+	b := &killBatch{sig: int(sig), flags: flags, now: time.Now().Unix(), uid: uid}
 	if b.sig == 0 {
 		b.sig = 9
 	}
@@ -165,6 +166,7 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 		// slurmctld keeps the pending reason (squeue shows a
 		// cancelled held job as CANCELLED JobHeldUser).
 		j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, b.now, b.now
+		c.opt.Store.NoteJobEnd(j.ID, b.uid, 0, 0, 0, 0)
 		if j.ArrayTasks != "" && tasks != nil {
 			// Only some tasks of the pending array record.
 			a, err := parseArray(j.ArrayTasks, maxArrayIndex)
@@ -193,6 +195,7 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 	// as slurmctld does; the engine's event finishes it.
 	j.State = codec.JOB_CANCELLED | codec.JOB_COMPLETING
 	j.EndTime = b.now
+	c.opt.Store.NoteJobEnd(j.ID, b.uid, 0, 0, 0, 0)
 	if err := c.opt.Store.Put(&j); err == nil {
 		c.replace(e, &j)
 	} else {

@@ -108,8 +108,9 @@ type Controller struct {
 	relinquished  map[uint32]bool      // ended by their client: the session's end keeps their state
 	lastActive    map[uint32]time.Time // allocations: when their client was last heard from (InactiveLimit)
 	steps         map[uint32]*jobSteps
-	saver         stepSaver // writes the live steps' list (lost.go)
-	dirty         bool      // engine changes wait for a coalesced rebuild (rebuildSoon)
+	saver         stepSaver  // writes the live steps' list (lost.go)
+	hist          histWriter // writes ended steps' accounting records (history.go)
+	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
 }
 
 type counters struct {

@@ -73,7 +73,7 @@ func (c *Controller) killJobs(req *Request) Reply {
 		}
 	}
 
-	k := &kjRun{c: c, uid: req.UID, f: f, nbits: nbits, b: newKillBatch(m.Signal, m.Flags)}
+	k := &kjRun{c: c, uid: req.UID, f: f, nbits: nbits, b: newKillBatch(m.Signal, m.Flags, req.UID)}
 	c.mu.Lock()
 	if len(specs) > 0 {
 		for i := range specs {

@@ -39,6 +39,7 @@ func (c *Controller) Start(ctx context.Context) {
 	go c.refreshTopology(ctx)
 	go c.watchStepLimits(ctx)
 	go c.watchInactive(ctx)
+	go c.purgeHistoryLoop(ctx.Done())
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()

@@ -43,7 +43,9 @@ type step struct {
 	version    uint16
 	submitLine string
 	left       map[string]bool // nodes whose tasks still run
+	rc         uint32          // the largest raw status of its nodes so far
 	timedOut   bool            // ended at its own time limit
+	killedBy   uint32          // uid+1 of who cancelled it (0: nobody)
 	// cpusOn: the job's CPUs this step has on each of its nodes
 	// (SLURM_CPUS_ON_NODE); unless it overlaps, it holds them: other
 	// steps may not use them meanwhile.
@@ -390,7 +392,9 @@ func (c *Controller) StepNodeDone(jobID, stepID uint32, node string, rc uint32) 
 		return
 	}
 	delete(s.left, node)
+	s.rc = max(s.rc, rc)
 	if len(s.left) == 0 {
+		c.recordStep(jobID, s, s.rc, stepState(s, s.rc), time.Now().Unix())
 		delete(js.live, stepID)
 		c.stepsChanged()
 		c.logf("job %d: step %d ended (status %#x)", jobID, stepID, rc)
@@ -586,6 +590,11 @@ func (c *Controller) cancelStep(req *Request) Reply {
 			return refusal(userErr(engineCode(err), err.Error()), req.Version)
 		}
 	}
+	if sig == 9 {
+		c.mu.Lock()
+		s.killedBy = req.UID + 1 // accounting: "CANCELLED by UID"
+		c.mu.Unlock()
+	}
 	if c.opt.Steps == nil || !c.opt.Steps.SignalStep(jobID, stepID, sig) {
 		return rcReply(codec.ESLURM_INVALID_JOB_ID)
 	}
@@ -616,6 +625,11 @@ func (c *Controller) endSteps(jobID uint32) {
 	delete(c.steps, jobID)
 	if len(js.live) > 0 {
 		c.stepsChanged()
+	}
+	now := time.Now().Unix()
+	for _, s := range js.live {
+		// Ended with the job: cancelled, as slurmctld marks them.
+		c.recordStep(jobID, s, s.rc, codec.JOB_CANCELLED, now)
 	}
 	c.wakeWaitingSteps(js) // they ask again and learn the job is done
 	for _, s := range js.live {

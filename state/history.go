@@ -1,0 +1,584 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Job history: what sacct reads, kept long after the controller forgets a
+// job (MinJobAge) and the engine purges its session. A finished job's run
+// is one record: the job as the job store keeps it, plus what only
+// accounting needs (its steps, who cancelled it, its usage), compressed.
+// A step's record is written when the step ends, apart from its job's
+// (a running job's steps are history already).
+//
+// Keys (in the job store's Badger, so a job's end and its history are one
+// transaction):
+//
+//	hist/j/<job id><start>                  the run's record
+//	hist/e/<end><job id><start>             index by end time
+//	hist/u/<uid><end><job id><start>        index by user
+//	hist/a/<account>\x00<end><job id><start> index by account
+//	hist/s/<job id><step id>                a step's record
+//
+// Numbers are big-endian so keys sort by them. A job requeued and run
+// again has a record per run (sacct -D shows them all).
+//
+// Records are tagged (a field number and wire type before each value, as
+// protocol buffers): a field can be added without rewriting old records,
+// and a reader skips the fields it does not know.
+
+var (
+	prefixHistJob  = []byte("hist/j/")
+	prefixHistEnd  = []byte("hist/e/")
+	prefixHistUser = []byte("hist/u/")
+	prefixHistAcct = []byte("hist/a/")
+	prefixHistStep = []byte("hist/s/")
+)
+
+// HistStep is a job step as accounting keeps it.
+type HistStep struct {
+	ID         uint32 // step id (SLURM_BATCH_SCRIPT etc. for the special ones)
+	Name       string
+	Nodes      string
+	NNodes     uint32
+	NTasks     uint32
+	CPUs       uint32
+	Start, End int64
+	ExitCode   uint32 // raw wait status
+	State      uint32 // JOB_* state
+	ReqUID     uint32 // who cancelled it (NoVal: nobody)
+	SubmitLine string
+	TresAlloc  string
+	TaskDist   uint32
+	// Usage, where the engine measured it (0: not measured).
+	UserCPUus, SysCPUus uint64
+	MaxRSS              uint64 // bytes
+	IOOut, IOIn         uint64 // task I/O to and from srun, bytes
+}
+
+// HistJob is one run of a job.
+type HistJob struct {
+	Job
+	ReqUID    uint32 // who cancelled it (NoVal: nobody)
+	DerivedEC uint32 // the highest exit code of its steps (sacct's DerivedExitCode)
+	UserCPUus uint64
+	SysCPUus  uint64
+	MaxRSS    uint64
+	Steps     []HistStep
+}
+
+// HistCond selects runs: every non-empty list must contain the run's
+// value; the window keeps runs that were eligible or ran in it (ended at
+// or after Start, or not at all, and started, or became eligible, at or
+// before End; 0: no bound).
+type HistCond struct {
+	JobIDs     []uint32
+	UIDs       []uint32
+	Accounts   []string
+	Partitions []string
+	Names      []string
+	States     []uint32 // base states
+	Start, End int64
+}
+
+const (
+	histRecPlain byte = 1
+	histRecZstd  byte = 2
+	noVal32           = 0xfffffffe
+)
+
+var (
+	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+)
+
+// tagged-record helpers: (field<<3|wire) then the value; wire 0 is a
+// uvarint, 2 a length and bytes.
+type trec struct{ b []byte }
+
+func (t *trec) u(f int, v uint64) {
+	if v == 0 {
+		return
+	}
+	t.b = binary.AppendUvarint(t.b, uint64(f)<<3)
+	t.b = binary.AppendUvarint(t.b, v)
+}
+func (t *trec) i(f int, v int64) { t.u(f, uint64(v<<1)^uint64(v>>63)) }
+func (t *trec) bytes(f int, v []byte) {
+	if len(v) == 0 {
+		return
+	}
+	t.b = binary.AppendUvarint(t.b, uint64(f)<<3|2)
+	t.b = binary.AppendUvarint(t.b, uint64(len(v)))
+	t.b = append(t.b, v...)
+}
+func (t *trec) s(f int, v string) { t.bytes(f, []byte(v)) }
+
+var errHistRec = errors.New("history record: malformed")
+
+// fields calls fn for every field of a tagged record.
+func fields(b []byte, fn func(f int, v uint64, p []byte) error) error {
+	for len(b) > 0 {
+		k, n := binary.Uvarint(b)
+		if n <= 0 {
+			return errHistRec
+		}
+		b = b[n:]
+		switch k & 7 {
+		case 0:
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				return errHistRec
+			}
+			b = b[n:]
+			if err := fn(int(k>>3), v, nil); err != nil {
+				return err
+			}
+		case 2:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || l > uint64(len(b)-n) {
+				return errHistRec
+			}
+			p := b[n : n+int(l)]
+			b = b[n+int(l):]
+			if err := fn(int(k>>3), 0, p); err != nil {
+				return err
+			}
+		default:
+			return errHistRec
+		}
+	}
+	return nil
+}
+
+func unzig(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
+
+// ReqUID is kept +1 so that 0 (absent) is "nobody".
+func reqUIDOut(v uint32) uint64 {
+	if v == noVal32 || v == 0xffffffff {
+		return 0
+	}
+	return uint64(v) + 1
+}
+func reqUIDIn(v uint64) uint32 {
+	if v == 0 {
+		return noVal32
+	}
+	return uint32(v - 1)
+}
+
+func appendStepRecord(b []byte, s *HistStep) []byte {
+	t := trec{b}
+	t.u(1, uint64(s.ID)+1) // +1: step 0 is not absent
+	t.s(2, s.Name)
+	t.s(3, s.Nodes)
+	t.u(4, uint64(s.NNodes))
+	t.u(5, uint64(s.NTasks))
+	t.u(6, uint64(s.CPUs))
+	t.i(7, s.Start)
+	t.i(8, s.End)
+	t.u(9, uint64(s.ExitCode))
+	t.u(10, uint64(s.State))
+	t.u(11, reqUIDOut(s.ReqUID))
+	t.s(12, s.SubmitLine)
+	t.s(13, s.TresAlloc)
+	t.u(14, uint64(s.TaskDist))
+	t.u(15, s.UserCPUus)
+	t.u(16, s.SysCPUus)
+	t.u(17, s.MaxRSS)
+	t.u(18, s.IOOut)
+	t.u(19, s.IOIn)
+	return t.b
+}
+
+func decodeStepRecord(b []byte, s *HistStep) error {
+	*s = HistStep{ReqUID: noVal32}
+	return fields(b, func(f int, v uint64, p []byte) error {
+		switch f {
+		case 1:
+			s.ID = uint32(v - 1)
+		case 2:
+			s.Name = string(p)
+		case 3:
+			s.Nodes = string(p)
+		case 4:
+			s.NNodes = uint32(v)
+		case 5:
+			s.NTasks = uint32(v)
+		case 6:
+			s.CPUs = uint32(v)
+		case 7:
+			s.Start = unzig(v)
+		case 8:
+			s.End = unzig(v)
+		case 9:
+			s.ExitCode = uint32(v)
+		case 10:
+			s.State = uint32(v)
+		case 11:
+			s.ReqUID = reqUIDIn(v)
+		case 12:
+			s.SubmitLine = string(p)
+		case 13:
+			s.TresAlloc = string(p)
+		case 14:
+			s.TaskDist = uint32(v)
+		case 15:
+			s.UserCPUus = v
+		case 16:
+			s.SysCPUus = v
+		case 17:
+			s.MaxRSS = v
+		case 18:
+			s.IOOut = v
+		case 19:
+			s.IOIn = v
+		}
+		return nil
+	})
+}
+
+// appendHistRecord: the job (in the job store's own record format, which
+// versions itself), then the history fields; compressed when that pays.
+func appendHistRecord(b []byte, h *HistJob) []byte {
+	t := trec{nil}
+	t.bytes(1, appendJobRecord(nil, &h.Job))
+	t.u(2, reqUIDOut(h.ReqUID))
+	t.u(3, uint64(h.DerivedEC))
+	t.u(4, h.UserCPUus)
+	t.u(5, h.SysCPUus)
+	t.u(6, h.MaxRSS)
+	if z := zenc.EncodeAll(t.b, nil); len(z) < len(t.b) {
+		return append(append(b, histRecZstd), z...)
+	}
+	return append(append(b, histRecPlain), t.b...)
+}
+
+func decodeHistRecord(b []byte, h *HistJob) error {
+	if len(b) == 0 {
+		return errHistRec
+	}
+	p := b[1:]
+	switch b[0] {
+	case histRecPlain:
+	case histRecZstd:
+		var err error
+		if p, err = zdec.DecodeAll(p, nil); err != nil {
+			return fmt.Errorf("history record: %w", err)
+		}
+	default:
+		return fmt.Errorf("history record: format %d", b[0])
+	}
+	*h = HistJob{ReqUID: noVal32}
+	job := false
+	err := fields(p, func(f int, v uint64, p []byte) error {
+		switch f {
+		case 1:
+			job = true
+			return decodeJobRecord(p, &h.Job, &interner{})
+		case 2:
+			h.ReqUID = reqUIDIn(v)
+		case 3:
+			h.DerivedEC = uint32(v)
+		case 4:
+			h.UserCPUus = v
+		case 5:
+			h.SysCPUus = v
+		case 6:
+			h.MaxRSS = v
+		}
+		return nil
+	})
+	if err == nil && !job {
+		err = errHistRec
+	}
+	return err
+}
+
+func be32(b []byte, v uint32) []byte { return binary.BigEndian.AppendUint32(b, v) }
+func be64(b []byte, v int64) []byte  { return binary.BigEndian.AppendUint64(b, uint64(v)) }
+
+func histJobKey(id uint32, start int64) []byte {
+	return be64(be32(append([]byte(nil), prefixHistJob...), id), start)
+}
+
+// histKeys are the run's record key and its index keys.
+func histKeys(j *Job) (rec []byte, idx [][]byte) {
+	rec = histJobKey(j.ID, j.StartTime)
+	tail := be64(be32(nil, j.ID), j.StartTime)
+	idx = append(idx, append(be64(append([]byte(nil), prefixHistEnd...), j.EndTime), tail...))
+	idx = append(idx, append(be64(be32(append([]byte(nil), prefixHistUser...), j.UserID), j.EndTime), tail...))
+	a := append(append(append([]byte(nil), prefixHistAcct...), j.Account...), 0)
+	idx = append(idx, append(be64(a, j.EndTime), tail...))
+	return rec, idx
+}
+
+// jobFinal: the job's run is over (its record can go to history).
+func jobFinal(j *Job) bool {
+	base := j.State & 0xff        // JOB_STATE_BASE
+	return base >= 3 && base < 12 // COMPLETE .. OUT_OF_MEMORY (PREEMPTED ends a run too)
+}
+
+// historyTxn writes the history of the finished runs among jobs (called
+// in Put's transaction). ReqUID and usage the job store does not have
+// come from History.note, if the controller left them there.
+func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
+	for _, j := range jobs {
+		if !jobFinal(j) || j.EndTime == 0 || j.State&0x8000 != 0 { // JOB_COMPLETING: not yet
+			continue
+		}
+		rec, idx := histKeys(j)
+		if _, err := txn.Get(rec); err == nil {
+			continue // the run's record is written once, at its end
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		h := HistJob{Job: *j, ReqUID: noVal32}
+		s.hist.take(j.ID, &h)
+		if err := txn.Set(rec, appendHistRecord(nil, &h)); err != nil {
+			return err
+		}
+		for _, k := range idx {
+			if err := txn.Set(k, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// histNotes holds, until the job's record is written, what the controller
+// knows of a job beyond the job record (who cancelled it, its usage).
+type histNotes struct {
+	mu sync.Mutex
+	m  map[uint32]HistJob
+}
+
+func (n *histNotes) take(id uint32, h *HistJob) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if x, ok := n.m[id]; ok {
+		h.ReqUID, h.DerivedEC, h.UserCPUus, h.SysCPUus, h.MaxRSS = x.ReqUID, x.DerivedEC, x.UserCPUus, x.SysCPUus, x.MaxRSS
+		delete(n.m, id)
+	}
+}
+
+// NoteJobEnd records, for the history record written when the job's
+// final state is stored, who cancelled it (NoVal: nobody) and its usage.
+func (s *Store) NoteJobEnd(id uint32, reqUID, derivedEC uint32, userCPUus, sysCPUus, maxRSS uint64) {
+	s.hist.mu.Lock()
+	defer s.hist.mu.Unlock()
+	if s.hist.m == nil {
+		s.hist.m = map[uint32]HistJob{}
+	}
+	s.hist.m[id] = HistJob{ReqUID: reqUID, DerivedEC: derivedEC, UserCPUus: userCPUus, SysCPUus: sysCPUus, MaxRSS: maxRSS}
+}
+
+// PutStep records a job step that ended.
+func (s *Store) PutStep(jobID uint32, st *HistStep) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := appendStepRecord(nil, st)
+	k := be32(be32(append([]byte(nil), prefixHistStep...), jobID), st.ID)
+	return s.commit(int64(len(k)+len(v))+64, func(txn *badger.Txn) error { return txn.Set(k, v) })
+}
+
+// StepsOf is the ended steps of a job (a running one's too: sacct lists
+// them under the job the controller shows).
+func (s *Store) StepsOf(jobID uint32) (out []HistStep, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		out, err = s.steps(txn, jobID)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) steps(txn *badger.Txn, jobID uint32) ([]HistStep, error) {
+	p := be32(append([]byte(nil), prefixHistStep...), jobID)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 16})
+	defer it.Close()
+	var out []HistStep
+	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+		var st HistStep
+		if err := it.Item().Value(func(v []byte) error { return decodeStepRecord(v, &st) }); err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func contains[T comparable](l []T, v T) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *HistCond) match(h *HistJob) bool {
+	j := &h.Job
+	if len(c.JobIDs) > 0 && !contains(c.JobIDs, j.ID) && !(j.ArrayJobID != 0 && contains(c.JobIDs, j.ArrayJobID)) {
+		return false
+	}
+	if len(c.UIDs) > 0 && !contains(c.UIDs, j.UserID) ||
+		len(c.Accounts) > 0 && !contains(c.Accounts, j.Account) ||
+		len(c.Partitions) > 0 && !contains(c.Partitions, j.Partition) ||
+		len(c.Names) > 0 && !contains(c.Names, j.Name) ||
+		len(c.States) > 0 && !contains(c.States, j.State&0xff) {
+		return false
+	}
+	if c.Start > 0 && j.EndTime != 0 && j.EndTime < c.Start {
+		return false
+	}
+	began := j.StartTime
+	if began == 0 {
+		began = j.EligibleTime
+	}
+	if c.End > 0 && (began == 0 || began > c.End) {
+		return false
+	}
+	return true
+}
+
+// History calls fn, in the order of the index used, for every finished
+// run that cond selects, with its steps, until fn returns false.
+func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		emit := func(key []byte) (bool, error) {
+			it, err := txn.Get(key)
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				return true, nil // retention removed it meanwhile
+			}
+			if err != nil {
+				return false, err
+			}
+			var h HistJob
+			if err := it.Value(func(v []byte) error { return decodeHistRecord(v, &h) }); err != nil {
+				return false, err
+			}
+			if !cond.match(&h) {
+				return true, nil
+			}
+			if h.Steps, err = s.steps(txn, h.ID); err != nil {
+				return false, err
+			}
+			return fn(&h), nil
+		}
+		scan := func(prefix, from []byte, tail func(k []byte) []byte) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			defer it.Close()
+			for it.Seek(from); it.ValidForPrefix(prefix); it.Next() {
+				k := it.Item().Key()
+				more, err := emit(append(append([]byte(nil), prefixHistJob...), tail(k)...))
+				if err != nil || !more {
+					return err
+				}
+			}
+			return nil
+		}
+		last12 := func(k []byte) []byte { return k[len(k)-12:] }
+		switch {
+		case len(cond.JobIDs) > 0:
+			// Each job's runs; an array's tasks are found by the end
+			// index (their own ids differ).
+			for _, id := range cond.JobIDs {
+				p := be32(append([]byte(nil), prefixHistJob...), id)
+				if err := scan(p, p, func(k []byte) []byte { return k[len(prefixHistJob):] }); err != nil {
+					return err
+				}
+			}
+			return nil
+		case len(cond.UIDs) > 0:
+			for _, uid := range cond.UIDs {
+				p := be32(append([]byte(nil), prefixHistUser...), uid)
+				if err := scan(p, be64(append([]byte(nil), p...), cond.Start), last12); err != nil {
+					return err
+				}
+			}
+			return nil
+		case len(cond.Accounts) > 0:
+			for _, a := range cond.Accounts {
+				p := append(append(append([]byte(nil), prefixHistAcct...), a...), 0)
+				if err := scan(p, be64(append([]byte(nil), p...), cond.Start), last12); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return scan(prefixHistEnd, be64(append([]byte(nil), prefixHistEnd...), cond.Start), last12)
+	})
+}
+
+// PurgeHistory removes the runs that ended before cutoff, their index
+// entries and steps (the retention). It returns how many went.
+func (s *Store) PurgeHistory(cutoff time.Time) (int, error) {
+	var doomed []*Job
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistEnd})
+		defer it.Close()
+		for it.Seek(prefixHistEnd); it.ValidForPrefix(prefixHistEnd); it.Next() {
+			k := it.Item().Key()
+			end := int64(binary.BigEndian.Uint64(k[len(prefixHistEnd):]))
+			if end >= cutoff.Unix() {
+				break
+			}
+			rk := append(append([]byte(nil), prefixHistJob...), k[len(k)-12:]...)
+			item, err := txn.Get(rk)
+			if err != nil {
+				continue
+			}
+			var h HistJob
+			if item.Value(func(v []byte) error { return decodeHistRecord(v, &h) }) == nil {
+				doomed = append(doomed, &h.Job)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(doomed) == 0 {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := len(doomed)
+	for len(doomed) > 0 {
+		n := min(len(doomed), 500) // within a transaction's limits
+		batch := doomed[:n]
+		doomed = doomed[n:]
+		err := s.commit(0, func(txn *badger.Txn) error {
+			for _, j := range batch {
+				rec, idx := histKeys(j)
+				for _, k := range append(idx, rec) {
+					if err := txn.Delete(k); err != nil {
+						return err
+					}
+				}
+				p := be32(append([]byte(nil), prefixHistStep...), j.ID)
+				it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+				var sk [][]byte
+				for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+					sk = append(sk, it.Item().KeyCopy(nil))
+				}
+				it.Close()
+				for _, k := range sk {
+					if err := txn.Delete(k); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}
