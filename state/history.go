@@ -582,3 +582,35 @@ func (s *Store) PurgeHistory(cutoff time.Time) (int, error) {
 	}
 	return total, nil
 }
+
+// BackfillHistory writes the history records of finished jobs stored
+// before the history existed (a store from an earlier version), once:
+// afterwards it returns at once. Idempotent if interrupted.
+func (s *Store) BackfillHistory() (int, error) {
+	if b, err := s.Meta("history_backfilled"); err != nil || len(b) > 0 {
+		return 0, err
+	}
+	var mu sync.Mutex // conv runs on several goroutines
+	var done []*Job
+	if _, err := LoadJobs(s, func(j *Job) struct{} {
+		if jobFinal(j) && j.EndTime != 0 && j.State&0x8000 == 0 {
+			c := *j
+			mu.Lock()
+			done = append(done, &c)
+			mu.Unlock()
+		}
+		return struct{}{}
+	}); err != nil {
+		return 0, err
+	}
+	for i := 0; i < len(done); i += 500 {
+		batch := done[i:min(i+500, len(done))]
+		s.mu.Lock()
+		err := s.commit(int64(len(batch))*512, func(txn *badger.Txn) error { return s.historyTxn(txn, batch) })
+		s.mu.Unlock()
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(done), s.PutMeta("history_backfilled", []byte("1"))
+}

@@ -140,3 +140,35 @@ func BenchmarkHistoryRecord(b *testing.B) {
 	b.ReportMetric(float64(len(rec)), "B/job")
 	b.ReportMetric(float64(len(t.b)), "plain-B/job")
 }
+
+// A store from before the history: its finished jobs get records once.
+func TestBackfillHistory(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	defer s.Close()
+	now := time.Now().Unix()
+	jobs := []*Job{histJob(1, 1000, "a", now-100, now-50, 3), histJob(2, 1000, "a", now-10, 0, 1), histJob(3, 1001, "a", now-100, now-40, 4)}
+	// As an older version wrote them: job records alone.
+	recs, _ := encodeJobs(jobs)
+	require.NoError(t, s.commit(0, func(txn *badger.Txn) error {
+		for i, j := range jobs {
+			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	count := func() (n int) {
+		require.NoError(t, s.History(&HistCond{}, func(*HistJob) bool { n++; return true }))
+		return n
+	}
+	require.Equal(t, 0, count())
+	n, err := s.BackfillHistory()
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, 2, count())
+	n, err = s.BackfillHistory()
+	require.NoError(t, err)
+	require.Equal(t, 0, n, "once")
+	require.Equal(t, 2, count())
+}

@@ -102,6 +102,14 @@ func (c *Controller) historyRetention() time.Duration {
 // purgeHistory drops history past the retention, once at start and then
 // daily.
 func (c *Controller) purgeHistoryLoop(stop <-chan struct{}) {
+	if c.opt.Store != nil {
+		// A store from before the history: its finished jobs, once.
+		if n, err := c.opt.Store.BackfillHistory(); err != nil {
+			c.logf("history: writing the records of jobs that ended before it: %v", err)
+		} else if n > 0 {
+			c.logf("history: %d jobs that ended before it recorded", n)
+		}
+	}
 	t := time.NewTicker(24 * time.Hour)
 	defer t.Stop()
 	for {
