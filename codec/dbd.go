@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"fmt"
 )
 
 // slurmdbd's protocol (what sacct, sacctmgr and sreport speak to
@@ -674,4 +675,59 @@ func (m *GotJobs) Decode(r *Reader, v uint16) error {
 	}
 	m.RC = r.U32()
 	return r.Err
+}
+
+// TRESRec is slurmdb_tres_rec_t (DBD_GOT_TRES).
+type TRESRec struct {
+	AllocSecs, Count uint64
+	ID               uint32
+	Name, Type       string
+}
+
+// DefaultTRES are slurmdbd's built-in TRES (slurmdb_defs.h TRES_*: cpu,
+// mem, energy, node, billing, fs/disk, vmem, pages), what a cluster with
+// no AccountingStorageTRES additions has.
+var DefaultTRES = []TRESRec{
+	{ID: 1, Type: "cpu"}, {ID: 2, Type: "mem"}, {ID: 3, Type: "energy"}, {ID: 4, Type: "node"},
+	{ID: 5, Type: "billing"}, {ID: 6, Type: "fs", Name: "disk"}, {ID: 7, Type: "vmem"}, {ID: 8, Type: "pages"},
+}
+
+// EncodeGotTRES writes DBD_GOT_TRES's body: the list, then a return code.
+func EncodeGotTRES(w *Writer, _ uint16, l []TRESRec) {
+	w.U32(uint32(len(l)))
+	for _, t := range l {
+		w.U64(t.AllocSecs)
+		w.U64(t.Count)
+		w.U32(t.ID)
+		w.Str(t.Name)
+		w.Str(t.Type)
+	}
+	w.U32(SLURM_SUCCESS)
+}
+
+// DecodeGotTRES reads DBD_GOT_TRES's body.
+func DecodeGotTRES(r *Reader, _ uint16) ([]TRESRec, uint32, error) {
+	n, null := r.Count(24)
+	var out []TRESRec
+	if !null {
+		for i := uint32(0); i < n && r.Err == nil; i++ {
+			out = append(out, TRESRec{AllocSecs: r.U64(), Count: r.U64(), ID: r.U32(), Name: r.String(), Type: r.String()})
+		}
+	}
+	rc := r.U32()
+	return out, rc, r.Err
+}
+
+var dbdNames = map[uint16]string{
+	DBD_FINI: "DBD_FINI", DBD_GET_ACCOUNTS: "DBD_GET_ACCOUNTS", DBD_GET_ASSOCS: "DBD_GET_ASSOCS",
+	DBD_GET_CLUSTERS: "DBD_GET_CLUSTERS", DBD_GET_USERS: "DBD_GET_USERS", DBD_GET_JOBS_COND: "DBD_GET_JOBS_COND",
+	DBD_GET_QOS: "DBD_GET_QOS", DBD_GET_TRES: "DBD_GET_TRES", PERSIST_RC: "PERSIST_RC",
+}
+
+// DBDMsgName names a slurmdbd message type.
+func DBDMsgName(t uint16) string {
+	if n, ok := dbdNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("DBD message %d", t)
 }

@@ -25,6 +25,7 @@ import (
 //	hist/e/<end><job id><start>             index by end time
 //	hist/u/<uid><end><job id><start>        index by user
 //	hist/a/<account>\x00<end><job id><start> index by account
+//	hist/r/<array job id><job id><start>    an array task, by its array
 //	hist/s/<job id><step id>                a step's record
 //
 // Numbers are big-endian so keys sort by them. A job requeued and run
@@ -40,6 +41,7 @@ var (
 	prefixHistUser = []byte("hist/u/")
 	prefixHistAcct = []byte("hist/a/")
 	prefixHistStep = []byte("hist/s/")
+	prefixHistArr  = []byte("hist/r/")
 )
 
 // HistStep is a job step as accounting keeps it.
@@ -78,8 +80,16 @@ type HistJob struct {
 // value; the window keeps runs that were eligible or ran in it (ended at
 // or after Start, or not at all, and started, or became eligible, at or
 // before End; 0: no bound).
+//
+// The window is slurmdbd's (as_mysql_jobacct_process.c): with States,
+// each state's own rule (a final state: ended in the window; RUNNING:
+// ran in it; PENDING: waited in it); without, runs eligible before End
+// and not ended before Start, or, for runs asked by id, submitted before
+// End. Start and End are as the client and slurmdb_job_cond_def_start_end
+// leave them (0: unbounded).
 type HistCond struct {
-	JobIDs     []uint32
+	JobIDs     []uint32 // a job, or an array's tasks (by the array's id)
+	ByID       bool     // the runs were asked by id (sacct -j)
 	UIDs       []uint32
 	Accounts   []string
 	Partitions []string
@@ -317,6 +327,9 @@ func histKeys(j *Job) (rec []byte, idx [][]byte) {
 	idx = append(idx, append(be64(be32(append([]byte(nil), prefixHistUser...), j.UserID), j.EndTime), tail...))
 	a := append(append(append([]byte(nil), prefixHistAcct...), j.Account...), 0)
 	idx = append(idx, append(be64(a, j.EndTime), tail...))
+	if j.ArrayJobID != 0 && j.ArrayJobID != j.ID {
+		idx = append(idx, append(be32(append([]byte(nil), prefixHistArr...), j.ArrayJobID), tail...))
+	}
 	return rec, idx
 }
 
@@ -424,27 +437,55 @@ func contains[T comparable](l []T, v T) bool {
 	return false
 }
 
-func (c *HistCond) match(h *HistJob) bool {
-	j := &h.Job
+// Match reports whether the cond selects job j's run.
+func (c *HistCond) Match(j *Job) bool {
 	if len(c.JobIDs) > 0 && !contains(c.JobIDs, j.ID) && !(j.ArrayJobID != 0 && contains(c.JobIDs, j.ArrayJobID)) {
 		return false
 	}
 	if len(c.UIDs) > 0 && !contains(c.UIDs, j.UserID) ||
 		len(c.Accounts) > 0 && !contains(c.Accounts, j.Account) ||
 		len(c.Partitions) > 0 && !contains(c.Partitions, j.Partition) ||
-		len(c.Names) > 0 && !contains(c.Names, j.Name) ||
-		len(c.States) > 0 && !contains(c.States, j.State&0xff) {
+		len(c.Names) > 0 && !contains(c.Names, j.Name) {
 		return false
 	}
-	if c.Start > 0 && j.EndTime != 0 && j.EndTime < c.Start {
+	S, E := c.Start, c.End
+	state := j.State & 0xff
+	end := int64(0) // slurmdbd's time_end: 0 until the run ends
+	if jobFinal(j) {
+		end = j.EndTime
+	}
+	start, elig := j.StartTime, j.EligibleTime
+	if len(c.States) > 0 {
+		if S == 0 && E == 0 {
+			return contains(c.States, state)
+		}
+		for _, want := range c.States {
+			var ok bool
+			switch want {
+			case 0: // PENDING: waited in the window
+				ok = elig != 0 && (start != 0 && S < start || start == 0 && end != 0 && S < end ||
+					start == 0 && end == 0 && state == 0) && E > elig
+			case 1: // RUNNING: ran in it
+				ok = start != 0 && (S < end || end == 0 && state == 1) && E > start
+			case 2: // SUSPENDED: never, here
+			default: // a final state: ended in it
+				ok = state == want && end != 0 && end >= S && end <= E
+			}
+			if ok {
+				return true
+			}
+		}
 		return false
 	}
-	began := j.StartTime
-	if began == 0 {
-		began = j.EligibleTime
-	}
-	if c.End > 0 && (began == 0 || began > c.End) {
-		return false
+	switch {
+	case c.ByID:
+		return (E == 0 || j.SubmitTime < E) && (end >= S || end == 0)
+	case S != 0 && E == 0:
+		return end >= S || end == 0
+	case S != 0:
+		return elig != 0 && elig < E && (end >= S || end == 0)
+	case E != 0:
+		return elig != 0 && elig < E
 	}
 	return true
 }
@@ -465,7 +506,7 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 			if err := it.Value(func(v []byte) error { return decodeHistRecord(v, &h) }); err != nil {
 				return false, err
 			}
-			if !cond.match(&h) {
+			if !cond.Match(&h.Job) {
 				return true, nil
 			}
 			if h.Steps, err = s.steps(txn, h.ID); err != nil {
@@ -488,11 +529,15 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 		last12 := func(k []byte) []byte { return k[len(k)-12:] }
 		switch {
 		case len(cond.JobIDs) > 0:
-			// Each job's runs; an array's tasks are found by the end
-			// index (their own ids differ).
+			// Each job's runs, and an array's tasks (their own ids
+			// differ) by the array index.
 			for _, id := range cond.JobIDs {
 				p := be32(append([]byte(nil), prefixHistJob...), id)
 				if err := scan(p, p, func(k []byte) []byte { return k[len(prefixHistJob):] }); err != nil {
+					return err
+				}
+				p = be32(append([]byte(nil), prefixHistArr...), id)
+				if err := scan(p, p, last12); err != nil {
 					return err
 				}
 			}

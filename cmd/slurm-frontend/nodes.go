@@ -111,3 +111,38 @@ func (h nodeHandler) HandleNode(name string, req *edge.Request) edge.Reply {
 	r := h.s.Handle(name, &node.Request{Version: req.Version, MsgType: req.MsgType, UID: req.UID, GID: req.GID, Peer: req.Peer, Body: req.Body})
 	return edge.Reply{MsgType: r.MsgType, Body: r.Body}
 }
+
+// accountingEndpoint is where the slurmdbd stand-in listens and the port
+// login nodes are told (AccountingStoragePort): the configured one, else
+// the controller's port + 2 (slurmdbd's 6819 beside slurmctld's 6817),
+// moved past any node stand-in's port it would meet.
+func accountingEndpoint(s *settings) (listen string, port uint16) {
+	host, _, _ := net.SplitHostPort(s.listen)
+	if v, err := strconv.ParseUint(s.cfg.Get("AccountingStoragePort", ""), 10, 16); err == nil && v > 0 {
+		return net.JoinHostPort(host, strconv.FormatUint(v, 10)), uint16(v)
+	}
+	_, _, ctl := serverIdentity(s.listen, "")
+	port = ctl + 2
+	taken := map[uint16]bool{ctl: true}
+	for _, ep := range nodeEndpoints(s) {
+		taken[ep.Addr.Port()] = true
+	}
+	for taken[port] {
+		port++
+	}
+	return net.JoinHostPort(host, strconv.FormatUint(uint64(port), 10)), port
+}
+
+// setAccounting tells the clients (client-conf) and the controller's
+// config replies that accounting is ours: slurmdbd at the server's
+// address.
+func setAccounting(s *settings) string {
+	listen, port := accountingEndpoint(s)
+	_, addr, _ := serverIdentity(s.listen, s.server)
+	s.cfg.Set("AccountingStorageType", "accounting_storage/slurmdbd")
+	if s.cfg.Get("AccountingStorageHost", "") == "" {
+		s.cfg.Set("AccountingStorageHost", addr)
+	}
+	s.cfg.Set("AccountingStoragePort", strconv.FormatUint(uint64(port), 10))
+	return listen
+}

@@ -1,0 +1,301 @@
+package ctld
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
+)
+
+// sacct's jobs (DBD_GET_JOBS_COND), as slurmdbd answers them: the finished
+// runs from the accounting history, the jobs not finished yet from the
+// controller, each with its steps.
+
+// infinite32 is INFINITE: "nobody" for a record's requid.
+const infinite32 = 0xffffffff
+
+// stepStatsEmpty: the strings of a step's stats that slurmdbd sends as ""
+// rather than NULL (its TRES usage; the real 24.11 captures), so records
+// read as slurmdbd's do.
+const stepStatsEmpty = 0x3fffc
+
+// AccountingJobs answers DBD_GET_JOBS_COND from uid.
+func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) codec.GotJobs {
+	hc := state.HistCond{Start: cond.UsageStart, End: cond.UsageEnd}
+	type want struct{ task uint32 }
+	wantJobs := map[uint32][]want{}
+	for _, s := range cond.StepList {
+		if s.StepID.JobID == 0 {
+			continue
+		}
+		hc.JobIDs = append(hc.JobIDs, s.StepID.JobID)
+		wantJobs[s.StepID.JobID] = append(wantJobs[s.StepID.JobID], want{s.ArrayTaskID})
+	}
+	for _, u := range cond.UserIDList {
+		if n, err := strconv.ParseUint(u, 10, 32); err == nil {
+			hc.UIDs = append(hc.UIDs, uint32(n))
+		}
+	}
+	if c.hides(privateJobs, uid) || c.hides(privateUsage, uid) {
+		hc.UIDs = []uint32{uid} // PrivateData: one's own history only
+	}
+	hc.Accounts = cond.AcctList
+	hc.Partitions = cond.PartitionList
+	hc.Names = cond.JobNameList
+	for _, s := range cond.StateList {
+		if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+			hc.States = append(hc.States, uint32(n))
+		}
+	}
+	hc.ByID = len(hc.JobIDs) > 0
+	defStartEnd(&hc, time.Now())
+	taskOK := func(j *state.Job) bool {
+		if len(wantJobs) == 0 {
+			return true
+		}
+		for _, id := range []uint32{j.ID, j.ArrayJobID} {
+			for _, w := range wantJobs[id] {
+				if id == j.ID || w.task == codec.NoVal || w.task == j.ArrayTaskID {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	dup := cond.Flags&codec.JobCondDup != 0
+	var out codec.GotJobs
+	seen := map[uint32]int{} // job id → index in out of its latest run
+	add := func(d codec.DBDJob) {
+		if i, ok := seen[d.JobID]; ok && !dup {
+			if out.Jobs[i].Submit <= d.Submit || out.Jobs[i].Start <= d.Start {
+				out.Jobs[i] = d // a later run (requeued) replaces the earlier
+			}
+			return
+		}
+		seen[d.JobID] = len(out.Jobs)
+		out.Jobs = append(out.Jobs, d)
+	}
+	noSteps := cond.Flags&codec.JobCondNoStep != 0
+	if c.opt.Store != nil {
+		err := c.opt.Store.History(&hc, func(h *state.HistJob) bool {
+			if taskOK(&h.Job) {
+				add(c.dbdJob(&h.Job, h.ReqUID, h.Steps, noSteps))
+			}
+			return true
+		})
+		if err != nil {
+			c.logf("sacct: reading the history: %v", err)
+			out.RC = codec.SLURM_ERROR
+		}
+	}
+	// The jobs the history has not yet: pending, running, completing.
+	c.mu.Lock()
+	type live struct {
+		j     state.Job
+		steps []*step
+	}
+	var lives []live
+	for _, e := range c.jobs {
+		if e.finished() && e.state&codec.JOB_COMPLETING == 0 {
+			continue
+		}
+		j := *e.job()
+		if !hc.Match(&j) || !taskOK(&j) {
+			continue
+		}
+		var ss []*step
+		if js := c.steps[j.ID]; js != nil {
+			for _, s := range js.live {
+				x := *s
+				ss = append(ss, &x)
+			}
+		}
+		lives = append(lives, live{j, ss})
+	}
+	c.mu.Unlock()
+	for _, l := range lives {
+		var steps []state.HistStep
+		if !noSteps && c.opt.Store != nil {
+			steps, _ = c.opt.Store.StepsOf(l.j.ID)
+		}
+		now := time.Now().Unix()
+		for _, s := range l.steps {
+			steps = append(steps, state.HistStep{ID: s.id, Name: s.name, Nodes: s.nodeList, NNodes: uint32(len(s.nodes)),
+				NTasks: s.tasks, CPUs: s.cpus, Start: s.start, State: codec.JOB_RUNNING, ReqUID: codec.NoVal,
+				SubmitLine: s.submitLine, TresAlloc: fmt.Sprintf("1=%d,4=%d", s.cpus, len(s.nodes)), TaskDist: taskDistBlock})
+			_ = now
+		}
+		add(c.dbdJob(&l.j, codec.NoVal, steps, noSteps))
+	}
+	return out
+}
+
+// defStartEnd completes the window as slurmdbd does
+// (slurmdb_job_cond_def_start_end; sacct has done so already, other
+// clients may not): with states and no start, now, and the end the
+// start; with neither states nor ids and no start, today's midnight.
+func defStartEnd(hc *state.HistCond, now time.Time) {
+	if len(hc.States) > 0 {
+		if hc.Start == 0 && !hc.ByID {
+			hc.Start = now.Unix()
+		}
+		if hc.Start != 0 && hc.End == 0 {
+			hc.End = hc.Start
+		}
+	} else if !hc.ByID && hc.Start == 0 {
+		y, m, d := now.Date()
+		hc.Start = time.Date(y, m, d, 0, 0, 0, 0, now.Location()).Unix()
+	}
+}
+
+// reqUID is a record's requid: the canceller, or INFINITE.
+func reqUID(u uint32) uint32 {
+	if u == codec.NoVal || u == infinite32 {
+		return infinite32
+	}
+	return u
+}
+
+// dbdJob is the accounting record of a job's run, as slurmdbd sends it.
+func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistStep, noSteps bool) codec.DBDJob {
+	now := time.Now().Unix()
+	d := codec.DBDJob{
+		Account: j.Account, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTaskStr: j.ArrayTasks,
+		ArrayMaxTasks: j.ArrayMax, Cluster: c.opt.ClusterName, Constraints: j.Features, Container: j.Container,
+		DBIndex: uint64(j.ID), Eligible: j.EligibleTime, End: j.EndTime, ExitCode: j.ExitCode,
+		GID: j.GroupID, JobID: j.ID, JobName: j.Name, Nodes: j.Nodes, HetJobOffset: codec.NoVal,
+		Partition: j.Partition, Priority: j.Priority, QOSID: 1, ReqCPUs: j.MinCPUs, ReqUID: reqUID(canceller),
+		RestartCnt: j.Restarts, ShowFull: 1, Start: j.StartTime, State: j.State & codec.JOB_STATE_BASE,
+		StdErr: j.StdErr, StdIn: j.StdIn, StdOut: j.StdOut, Submit: j.SubmitTime, SubmitLine: j.SubmitLine,
+		Timelimit: j.TimeLimit, TRESAlloc: tresIDs(j.TresAllocStr), TRESReq: tresIDs(j.TresReqStr), UID: j.UserID, User: j.UserName,
+		WorkDir: j.WorkDir,
+	}
+	if j.ArrayJobID == 0 {
+		d.ArrayTaskID = codec.NoVal
+	}
+	if d.ArrayTaskID == codec.NoVal && j.ArrayTasks == "" {
+		d.ArrayJobID = 0
+	}
+	if d.User == "" {
+		d.User = strconv.FormatUint(uint64(j.UserID), 10)
+	}
+	if d.Nodes == "" {
+		d.Nodes = "None assigned"
+	} else {
+		d.AllocNodes = uint32(len(expandNodes(j.Nodes)))
+	}
+	if j.MemPerNodeMB > 0 {
+		d.ReqMem = j.MemPerNodeMB
+	} else if j.MemPerCPUMB > 0 {
+		d.ReqMem = j.MemPerCPUMB | 1<<63 // MEM_PER_CPU
+	}
+	if j.StartTime > 0 {
+		d.Flags = 4 | 16 // SLURMDB_JOB_FLAG_SCHED | START_RECEIVED
+		end := j.EndTime
+		if end == 0 || codec.JobIsRunning(j.State) {
+			end = now
+		}
+		d.Elapsed = uint32(max(end-j.StartTime, 0))
+	}
+	if codec.JobIsPending(j.State) {
+		d.Start, d.End = 0, 0
+	}
+	if noSteps {
+		return d
+	}
+	// The batch step: the script's run, as slurmstepd accounts it.
+	if j.Origin == "" && j.StartTime > 0 {
+		bs := codec.DBDStep{Elapsed: d.Elapsed, End: j.EndTime, ExitCode: j.ExitCode, NNodes: 1, Nodes: j.BatchHost,
+			NTasks: 1, ReqUID: reqUID(canceller), Start: j.StartTime, State: uint16(d.State),
+			StepID:    codec.JobStepID{JobID: j.ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal},
+			StepName:  "batch",
+			TRESAlloc: batchTRES(j), EmptyStrs: stepStatsEmpty}
+		if bs.Nodes == "" {
+			bs.Nodes = firstNode(j.Nodes)
+		}
+		if codec.JobIsRunning(j.State) {
+			bs.End = 0
+		}
+		d.Steps = append(d.Steps, bs)
+	}
+	for _, s := range steps {
+		ds := codec.DBDStep{End: s.End, ExitCode: s.ExitCode, NNodes: s.NNodes, Nodes: s.Nodes, NTasks: s.NTasks,
+			ReqUID: reqUID(s.ReqUID), Start: s.Start, State: uint16(s.State),
+			StepID:   codec.JobStepID{JobID: j.ID, StepID: s.ID, StepHetComp: codec.NoVal},
+			StepName: s.Name, SubmitLine: s.SubmitLine, TaskDist: s.TaskDist, TRESAlloc: s.TresAlloc,
+			SysCPUSec: s.SysCPUus / 1e6, SysCPUUsec: uint32(s.SysCPUus % 1e6),
+			UserCPUSec: s.UserCPUus / 1e6, UserCPUUsec: uint32(s.UserCPUus % 1e6), EmptyStrs: stepStatsEmpty}
+		end := s.End
+		if end == 0 {
+			end = now
+		}
+		ds.Elapsed = uint32(max(end-s.Start, 0))
+		if s.ExitCode != 0 && s.ExitCode>>8 > d.DerivedEC>>8 {
+			d.DerivedEC = s.ExitCode
+		}
+		d.Steps = append(d.Steps, ds)
+	}
+	return d
+}
+
+// tresIDs turns a job's TRES string as squeue shows it ("cpu=2,mem=4G,
+// node=1,billing=2") into accounting's ("1=2,2=4096,4=1,5=2": TRES ids,
+// memory in MB); TRES with no id among slurmdbd's built-in ones are left
+// out.
+func tresIDs(s string) string {
+	ids := map[string]int{"cpu": 1, "mem": 2, "energy": 3, "node": 4, "billing": 5, "fs/disk": 6, "vmem": 7, "pages": 8}
+	var b strings.Builder
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		id, known := ids[k]
+		if !ok || !known || v == "" {
+			continue
+		}
+		n := v
+		if id == 2 {
+			mult := uint64(1)
+			switch v[len(v)-1] {
+			case 'K':
+				mult, v = 0, v[:len(v)-1] // below a MB: rounds down
+			case 'M':
+				v = v[:len(v)-1]
+			case 'G':
+				mult, v = 1024, v[:len(v)-1]
+			case 'T':
+				mult, v = 1024*1024, v[:len(v)-1]
+			}
+			x, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			n = strconv.FormatUint(x*mult, 10)
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(id) + "=" + n)
+	}
+	return b.String()
+}
+
+func batchTRES(j *state.Job) string {
+	cpus := j.MinCPUs
+	if n := len(expandNodes(j.Nodes)); n > 1 && cpus > 0 {
+		cpus = max(cpus/uint32(n), 1) // the first node's share, roughly
+	}
+	s := fmt.Sprintf("1=%d", max(cpus, 1))
+	if j.MemPerNodeMB > 0 {
+		s += fmt.Sprintf(",2=%d", j.MemPerNodeMB)
+	}
+	return s + ",4=1"
+}
+
+func firstNode(list string) string {
+	if ns := expandNodes(list); len(ns) > 0 {
+		return ns[0]
+	}
+	return ""
+}
