@@ -650,10 +650,16 @@ func (j *DBDJob) fields(p dbdPacker, v uint16) {
 // GotJobs is DBD_GOT_JOBS's body: the records, then a return code.
 type GotJobs struct {
 	Jobs []DBDJob
+	Null bool // no list at all (NO_VAL): the client takes it as an error
 	RC   uint32
 }
 
 func (m *GotJobs) Encode(w *Writer, v uint16) {
+	if m.Null {
+		w.U32(NoVal)
+		w.U32(m.RC)
+		return
+	}
 	w.U32(uint32(len(m.Jobs)))
 	for i := range m.Jobs {
 		m.Jobs[i].fields(&dbdW{w: w, v: v, empty: &m.Jobs[i].EmptyStrs}, v)
@@ -664,6 +670,7 @@ func (m *GotJobs) Encode(w *Writer, v uint16) {
 func (m *GotJobs) Decode(r *Reader, v uint16) error {
 	*m = GotJobs{}
 	n, null := r.Count(100)
+	m.Null = null && r.Err == nil
 	if !null {
 		m.Jobs = make([]DBDJob, n)
 		for i := range m.Jobs {

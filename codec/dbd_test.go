@@ -125,3 +125,47 @@ func TestDBDJobRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// dbdSeeds adds the captured bodies of a persist message type as seeds.
+func dbdSeeds(f *testing.F, msgType uint16, replies bool) {
+	for _, name := range []string{"sacct-24.11.pcap", "sacct-j-parsable2-24.11.pcap"} {
+		for _, c := range allocConns(f, "slurm-24.11/"+name) {
+			frames := c.Requests
+			if replies {
+				frames = c.Replies
+			}
+			for _, fr := range frames {
+				if typ, body, err := DecodeDBDFrame(fr); err == nil && typ == msgType {
+					f.Add(jcVersionIndex(V24_11), body)
+				}
+			}
+		}
+	}
+}
+
+func FuzzDecodeJobCond(f *testing.F) {
+	dbdSeeds(f, DBD_GET_JOBS_COND, false)
+	f.Fuzz(func(t *testing.T, vb byte, body []byte) {
+		jcFuzzStable[JobCond](t, jcFuzzVersion(vb), body, nil)
+	})
+}
+
+func FuzzDecodeGotJobs(f *testing.F) {
+	dbdSeeds(f, DBD_GOT_JOBS, true)
+	f.Fuzz(func(t *testing.T, vb byte, body []byte) {
+		jcFuzzStable[GotJobs](t, jcFuzzVersion(vb), body, nil)
+	})
+}
+
+// The opening message: never a panic, whatever arrives.
+func FuzzDecodePersistInit(f *testing.F) {
+	for _, c := range allocConns(f, "slurm-24.11/sacct-24.11.pcap") {
+		f.Add(c.Requests[0])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fr Frame
+		var m PersistInit
+		_ = DecodePersistInit(b, &fr, &m)
+		_, _, _ = DecodeDBDFrame(b)
+	})
+}
