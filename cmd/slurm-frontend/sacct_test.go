@@ -166,3 +166,25 @@ func slicesContain(l []string, s string) bool {
 	}
 	return false
 }
+
+// On Backend.AI: the history of jobs whose sessions ended (and that the
+// manager then forgets) is the frontend's own, so sacct shows them, with
+// their batch steps, across a restart of the frontend.
+func TestBackendAISacct(t *testing.T) {
+	_, f := baiFrontend(t, nil, "")
+	dir, r := slurmDir(t, f, "bai-sacct-")
+	ok := sbatchID(t, r, "24.11", "-J", "baiok", "--mem=2G", "-o", "/dev/null", "--wrap", "true")
+	bad := sbatchID(t, r, "24.11", "-J", "baibad", "--mem=2G", "-o", "/dev/null", "--wrap", "exit 4")
+	waitRows(t, f, dir, 90*time.Second, func(rows map[int]jobRow) bool {
+		return rows[ok].state == "COMPLETED" && rows[bad].state == "FAILED"
+	})
+	f.stop()
+	f.start()
+	for _, rel := range releases {
+		out := r.mustRun(rel, "sacct", "--parsable2", "-n", "-o", "JobID,JobName,State,ExitCode", "-j", fmt.Sprintf("%d,%d", ok, bad))
+		want := fmt.Sprintf("%d|baiok|COMPLETED|0:0\n%d.batch|batch|COMPLETED|0:0\n%d|baibad|FAILED|4:0\n%d.batch|batch|FAILED|4:0\n", ok, ok, bad, bad)
+		if out != want {
+			t.Errorf("%s sacct -j on Backend.AI:\n%s\nwant\n%s", rel, out, want)
+		}
+	}
+}
