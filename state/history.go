@@ -61,7 +61,9 @@ type HistStep struct {
 	TaskDist   uint32
 	// Usage, where the engine measured it (0: not measured).
 	UserCPUus, SysCPUus uint64
-	MaxRSS              uint64 // bytes
+	MaxRSS              uint64 // bytes, the largest task's
+	MaxRSSTask          uint32 // that task (global id)
+	MaxRSSNode          uint32 // its node's index in the step
 	IOOut, IOIn         uint64 // task I/O to and from srun, bytes
 }
 
@@ -205,6 +207,8 @@ func appendStepRecord(b []byte, s *HistStep) []byte {
 	t.u(17, s.MaxRSS)
 	t.u(18, s.IOOut)
 	t.u(19, s.IOIn)
+	t.u(20, uint64(s.MaxRSSTask))
+	t.u(21, uint64(s.MaxRSSNode))
 	return t.b
 }
 
@@ -250,6 +254,10 @@ func decodeStepRecord(b []byte, s *HistStep) error {
 			s.IOOut = v
 		case 19:
 			s.IOIn = v
+		case 20:
+			s.MaxRSSTask = uint32(v)
+		case 21:
+			s.MaxRSSNode = uint32(v)
 		}
 		return nil
 	})

@@ -429,6 +429,35 @@ type TaskProc interface {
 	PID() int
 }
 
+// UsageReporter is a TaskProc that can tell, once it has ended, what the
+// task used: its CPU time and that of what it waited for, and the largest
+// resident set among them (bytes), as slurmstepd's jobacct_gather.
+type UsageReporter interface {
+	Usage() TaskUsage
+}
+
+// TaskUsage is a task's (or a step's, summed over tasks) resources used.
+type TaskUsage struct {
+	UserCPU, SysCPU time.Duration
+	MaxRSS          uint64 // bytes; for a step, its largest task's
+	MaxRSSTask      uint32 // the step's task with MaxRSS (global task id)
+	MaxRSSNode      uint32 // and its node's index in the step
+	Measured        bool
+}
+
+// Add sums u into t (CPU), keeping the larger RSS.
+func (t *TaskUsage) Add(u TaskUsage) {
+	if !u.Measured {
+		return
+	}
+	t.UserCPU += u.UserCPU
+	t.SysCPU += u.SysCPU
+	if u.MaxRSS > t.MaxRSS || !t.Measured {
+		t.MaxRSS, t.MaxRSSTask, t.MaxRSSNode = u.MaxRSS, u.MaxRSSTask, u.MaxRSSNode
+	}
+	t.Measured = true
+}
+
 // OOMReporter is a TaskProc that can tell, once it has ended, how many
 // times the kernel's OOM killer acted in the job's memory cgroup while
 // it ran (slurmstepd's oom_kill events of the step).

@@ -188,3 +188,44 @@ func TestBackendAISacct(t *testing.T) {
 		}
 	}
 }
+
+// A step's CPU time and peak memory, measured by the embedded engine
+// (the task's rusage): sacct's TotalCPU, UserCPU, MaxRSS, MaxRSSTask. A
+// peak the engine cannot tell from its own launcher's is left out, never
+// reported wrong.
+func TestSacctUsage(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	_, ru := slurmDir(t, f, "sacct-usage-")
+	ru.mustRun("24.11", "srun", "-J", "big", "python3", "-c", "b = bytearray(200 << 20); b[::4096] = b'x' * len(b[::4096]); sum(range(10**6))")
+	ru.mustRun("24.11", "srun", "-J", "small", "true")
+	for _, rel := range releases {
+		out := ru.mustRun(rel, "sacct", "--parsable2", "-n", "-S", "now-1hours", "-E", "now", "-o", "JobName,MaxRSS,MaxRSSTask,UserCPU,TotalCPU")
+		var big, small string
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Split(l, "|")
+			if len(f) < 5 || f[1] == "" && f[0] != "small" {
+				continue
+			}
+			switch {
+			case f[0] == "big" && f[1] != "":
+				big = l
+			case f[0] == "small" && f[4] != "":
+				small = l
+			}
+		}
+		m := regexp.MustCompile(`^big\|(\d+)K\|0\|(\d\d:\d\d\.\d\d\d)\|(\d\d:\d\d\.\d\d\d)$`).FindStringSubmatch(big)
+		if m == nil {
+			t.Errorf("%s: the big step's usage %q in\n%s", rel, big, out)
+			continue
+		}
+		if kb, _ := strconv.Atoi(m[1]); kb < 200<<10 || kb > 400<<10 {
+			t.Errorf("%s: MaxRSS %d KiB for a task of 200 MiB", rel, kb)
+		}
+		if m[3] == "00:00.000" {
+			t.Errorf("%s: no CPU time: %q", rel, big)
+		}
+		if !strings.HasPrefix(small, "small||") {
+			t.Errorf("%s: the small step's line %q: want its MaxRSS left out", rel, small)
+		}
+	}
+}

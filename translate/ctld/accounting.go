@@ -228,6 +228,15 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 			StepName: s.Name, SubmitLine: s.SubmitLine, TaskDist: s.TaskDist, TRESAlloc: s.TresAlloc,
 			SysCPUSec: s.SysCPUus / 1e6, SysCPUUsec: uint32(s.SysCPUus % 1e6),
 			UserCPUSec: s.UserCPUus / 1e6, UserCPUUsec: uint32(s.UserCPUus % 1e6), EmptyStrs: stepStatsEmpty}
+		ds.TotCPUSec, ds.TotCPUUsec = (s.UserCPUus+s.SysCPUus)/1e6, uint32((s.UserCPUus+s.SysCPUus)%1e6)
+		if s.MaxRSS > 0 {
+			// jobacct_gather's TRES usage: memory (TRES 2) in bytes, and
+			// where the largest was (sacct's MaxRSS, MaxRSSNode,
+			// MaxRSSTask).
+			ds.Stats.TRESUsage[1] = fmt.Sprintf("2=%d", s.MaxRSS)
+			ds.Stats.TRESUsage[2] = fmt.Sprintf("2=%d", s.MaxRSSNode)
+			ds.Stats.TRESUsage[3] = fmt.Sprintf("2=%d", s.MaxRSSTask)
+		}
 		end := s.End
 		if end == 0 {
 			end = now

@@ -57,6 +57,10 @@ func (c *Controller) recordStep(jobID uint32, s *step, rc uint32, state_ uint32,
 	h := state.HistStep{ID: s.id, Name: s.name, Nodes: s.nodeList, NNodes: uint32(len(s.nodes)), NTasks: s.tasks,
 		CPUs: s.cpus, Start: s.start, End: end, ExitCode: rc, State: state_, ReqUID: req, SubmitLine: s.submitLine,
 		TresAlloc: fmt.Sprintf("1=%d,4=%d", s.cpus, len(s.nodes)), TaskDist: taskDistBlock}
+	if u := s.usage; u.Measured {
+		h.UserCPUus, h.SysCPUus = uint64(u.UserCPU.Microseconds()), uint64(u.SysCPU.Microseconds())
+		h.MaxRSS, h.MaxRSSTask, h.MaxRSSNode = u.MaxRSS, u.MaxRSSTask, u.MaxRSSNode
+	}
 	w := &c.hist
 	w.once.Do(func() {
 		w.kick = make(chan struct{}, 1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
 )
 
 // A job's end goes to the accounting history with who ended it; a
@@ -58,10 +59,10 @@ func TestHistoryOfSteps(t *testing.T) {
 		js.live[id] = s
 	}
 	c.mu.Unlock()
-	c.StepNodeDone(30, 0, "n2", 0)
-	c.StepNodeDone(30, 1, "n2", 3<<8)
-	c.StepNodeDone(30, 2, "n2", 9)
-	c.StepNodeDone(30, 3, "n2", 15)
+	c.StepNodeDone(30, 0, "n2", 0, translate.TaskUsage{})
+	c.StepNodeDone(30, 1, "n2", 3<<8, translate.TaskUsage{})
+	c.StepNodeDone(30, 2, "n2", 9, translate.TaskUsage{})
+	c.StepNodeDone(30, 3, "n2", 15, translate.TaskUsage{})
 	var got []state.HistStep
 	for i := 0; i < 200 && len(got) < 4; i++ {
 		got, _ = c.opt.Store.StepsOf(30)

@@ -42,10 +42,11 @@ type step struct {
 	srunHost   string
 	version    uint16
 	submitLine string
-	left       map[string]bool // nodes whose tasks still run
-	rc         uint32          // the largest raw status of its nodes so far
-	timedOut   bool            // ended at its own time limit
-	killedBy   uint32          // uid+1 of who cancelled it (0: nobody)
+	left       map[string]bool     // nodes whose tasks still run
+	rc         uint32              // the largest raw status of its nodes so far
+	usage      translate.TaskUsage // its ended nodes' tasks' use
+	timedOut   bool                // ended at its own time limit
+	killedBy   uint32              // uid+1 of who cancelled it (0: nobody)
 	// cpusOn: the job's CPUs this step has on each of its nodes
 	// (SLURM_CPUS_ON_NODE); unless it overlaps, it holds them: other
 	// steps may not use them meanwhile.
@@ -380,7 +381,7 @@ func (c *Controller) StepOf(jobID, stepID uint32) (l translate.StepLayout, ok bo
 
 // StepNodeDone records that the tasks of step stepID on node have all
 // ended (rc: the largest raw status); the step ends with its last node.
-func (c *Controller) StepNodeDone(jobID, stepID uint32, node string, rc uint32) {
+func (c *Controller) StepNodeDone(jobID, stepID uint32, node string, rc uint32, u translate.TaskUsage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	js := c.steps[jobID]
@@ -393,6 +394,7 @@ func (c *Controller) StepNodeDone(jobID, stepID uint32, node string, rc uint32) 
 	}
 	delete(s.left, node)
 	s.rc = max(s.rc, rc)
+	s.usage.Add(u)
 	if len(s.left) == 0 {
 		c.recordStep(jobID, s, s.rc, stepState(s, s.rc), time.Now().Unix())
 		delete(js.live, stepID)
@@ -484,7 +486,7 @@ func (c *Controller) stepComplete(req *Request) Reply {
 	}
 	c.mu.Unlock()
 	for _, n := range done {
-		c.StepNodeDone(m.StepID.JobID, m.StepID.StepID, n, m.StepRC)
+		c.StepNodeDone(m.StepID.JobID, m.StepID.StepID, n, m.StepRC, translate.TaskUsage{})
 	}
 	return rcReply(codec.SLURM_SUCCESS)
 }

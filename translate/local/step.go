@@ -118,6 +118,9 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 	if t.Stdin == nil {
 		cmd.Stdin = nil
 	}
+	// Go starts nsenter sharing this process's memory until the exec
+	// (CLONE_VM), so its peak RSS starts at this process's (Usage).
+	forkKB := selfHWM()
 	if lr.Cgroup != nil && lr.Cgroup.Version == 2 {
 		// nsenter, and so the task, is born in the job's cgroup: no
 		// migration (joinCgroups); else the task joins it itself.
@@ -150,7 +153,7 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 		readyR.Close()
 		return nil, fmt.Errorf("embedded engine: the task's spec: %w", err)
 	}
-	p := &taskProc{cmd: cmd, done: make(chan struct{}), cg: lr.Cgroup}
+	p := &taskProc{cmd: cmd, done: make(chan struct{}), cg: lr.Cgroup, forkKB: forkKB}
 	if p.cg != nil {
 		p.oomBase = p.cg.oomKills()
 	}
@@ -158,8 +161,11 @@ func (x *executor) execTask(ctx context.Context, id translate.SessionID, t *tran
 	// closes at the exec); the task's host pid is nsenter's child.
 	line, _ := bufio.NewReader(readyR).ReadString('\n')
 	readyR.Close()
-	if strings.TrimSpace(line) == "R" {
+	if f := strings.Fields(line); len(f) > 0 && f[0] == "R" {
 		p.hostPID = childOf(cmd.Process.Pid)
+		if len(f) > 1 {
+			p.launcherKB, _ = strconv.ParseUint(f[1], 10, 64)
+		}
 	}
 	go func() {
 		p.err = cmd.Wait()
@@ -191,6 +197,10 @@ type taskProc struct {
 	err     error
 	cg      *cgroupPlan // the job's, for its OOM kills
 	oomBase int         // the job's OOM kills when the task started
+	// launcherKB: the launcher's peak RSS at the exec, which the task's
+	// peak (ru_maxrss survives an exec) cannot be told from.
+	launcherKB uint64
+	forkKB     uint64 // the server's peak resident set when it started nsenter
 }
 
 func (p *taskProc) PID() int { return p.hostPID }
@@ -202,6 +212,48 @@ func (p *taskProc) OOMKills() int {
 		return 0
 	}
 	return max(p.cg.oomKills()-p.oomBase, 0)
+}
+
+// Usage is the task's rusage as its nsenter parent was reaped with it:
+// nsenter's own (small) and the task's, which nsenter waited for.
+func (p *taskProc) Usage() translate.TaskUsage {
+	<-p.done
+	ps := p.cmd.ProcessState
+	if ps == nil {
+		return translate.TaskUsage{}
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return translate.TaskUsage{}
+	}
+	u := translate.TaskUsage{UserCPU: time.Duration(ru.Utime.Nano()), SysCPU: time.Duration(ru.Stime.Nano()), Measured: true}
+	// ru_maxrss (KiB) survives fork and exec: it starts at the server's
+	// own peak (nsenter is started from it) and at the launcher's
+	// peak. Above both (and a margin for what the server grew between
+	// its look and the fork) it is the task's own; below, the task's
+	// peak is unknown and left out rather than reported wrong.
+	if kb := uint64(ru.Maxrss); kb > max(p.launcherKB, p.forkKB)+1024 {
+		u.MaxRSS = kb * 1024
+	}
+	return u
+}
+
+// selfHWM is this process's peak resident set (VmHWM, kB).
+func selfHWM() uint64 { return selfStatusKB("VmHWM:") }
+
+// selfStatusKB is a kB figure of /proc/self/status.
+func selfStatusKB(field string) uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func (p *taskProc) Wait() (uint32, error) {
@@ -322,7 +374,9 @@ func taskMain() error {
 	if !strings.Contains(path, "/") {
 		path = lookPath(path, envValue(spec.Env, "PATH"))
 	}
-	_, _ = readyF.Write([]byte("R\n"))
+	// "R" and this process's peak RSS so far (kB): the exec keeps the
+	// peak, so the engine knows what of the task's is the launcher's.
+	_, _ = readyF.Write([]byte("R " + strconv.FormatUint(selfHWM(), 10) + "\n"))
 	err := syscall.Exec(path, spec.Argv, spec.Env)
 	// What slurmstepd's child prints when execve fails; exit code 2
 	// (srun: "error: ... Exited with exit code 2").

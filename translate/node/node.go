@@ -34,8 +34,9 @@ type Controller interface {
 	// StepOf returns a live step's layout: its job's session, its
 	// nodes, their global task ids and CPUs.
 	StepOf(jobID, stepID uint32) (l translate.StepLayout, ok bool)
-	// StepNodeDone: every task of the step on node has ended.
-	StepNodeDone(jobID, stepID uint32, node string, rc uint32)
+	// StepNodeDone: every task of the step on node has ended; u is
+	// what they used, where the engine measured it.
+	StepNodeDone(jobID, stepID uint32, node string, rc uint32, u translate.TaskUsage)
 	// VerifyCred checks a job credential's signature.
 	VerifyCred(body []byte, sig string) bool
 }
@@ -558,6 +559,7 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	go out.readStdin(cc, stdins)
 	// Each task's exit, once its output is through.
 	var maxRC uint32
+	var usage translate.TaskUsage // the node's tasks', as jobacct_gather sums them
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var oomOnce sync.Once
@@ -567,6 +569,13 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 		go func() {
 			defer wg.Done()
 			status, _ := st.t.proc.Wait()
+			if ur, ok := st.t.proc.(translate.UsageReporter); ok {
+				u := ur.Usage()
+				u.MaxRSSTask, u.MaxRSSNode = st.t.gtid, uint32(idx)
+				mu.Lock()
+				usage.Add(u)
+				mu.Unlock()
+			}
 			<-st.outDone
 			<-st.errDone
 			g, l := uint16(st.t.gtid), uint16(st.t.ltid)
@@ -619,7 +628,7 @@ func (s *Service) run(key stepKey, ns *nodeStep, sid translate.SessionID, m *cod
 	out.mu.Lock()
 	out.closed = true
 	out.mu.Unlock()
-	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC)
+	s.Ctl.StepNodeDone(key.job, key.step, key.node, maxRC, usage)
 	// The kernel's count waits for the last output to be sent and
 	// acknowledged (srun's delayed ACK can take milliseconds): off the
 	// step's path, with the connection open until then.
@@ -651,7 +660,7 @@ func (s *Service) launchFailed(key stepKey, m *codec.LaunchTasksRequest, gtids [
 	var w codec.Writer
 	resp.Encode(&w, v)
 	s.send(to, v, codec.RESPONSE_LAUNCH_TASKS, w.B, uid, key)
-	s.Ctl.StepNodeDone(key.job, key.step, key.node, code)
+	s.Ctl.StepNodeDone(key.job, key.step, key.node, code, translate.TaskUsage{})
 }
 
 func (s *Service) send(to netip.AddrPort, v, msgType uint16, body []byte, uid uint32, key stepKey) {
