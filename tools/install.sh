@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs real Slurm clients and controllers for the differential tests:
 #   host (bookworm): munge, Slurm 22.05 clients + slurmctld/slurmd
-#   /opt/slurm-roots/trixie: Slurm 24.11;  /opt/slurm-roots/sid: Slurm 26.05
+#   /opt/slurm-roots/trixie: Slurm 24.11 (with slurmdbd and MariaDB);  /opt/slurm-roots/sid: Slurm 26.05
 # Idempotent; a second run only checks markers and takes seconds.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +14,7 @@ POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons
 exit 101
 '
+ACCT_PACKAGES="slurmdbd mariadb-server"
 # Bump when the root recipe changes, to redo the package step in existing roots.
 ROOT_RECIPE="v1 $ROOT_PACKAGES"
 
@@ -90,6 +91,19 @@ build_root() {
 			apt-get clean" >"$ROOTS_DIR/$suite.apt.log" 2>&1 ||
 			{ tail -n 20 "$ROOTS_DIR/$suite.apt.log" >&2; die "$suite: apt-get failed"; }
 		echo "$ROOT_RECIPE" >"$root/.packages-ok"
+	fi
+	# The real accounting cluster of the sacct differential test
+	# (tools/real-accounting.sh): slurmdbd and MariaDB, in the 24.11 root.
+	if [ "$suite" = trixie ] && [ "$(cat "$root/.accounting-ok" 2>/dev/null)" != "$ACCT_PACKAGES" ]; then
+		log "$suite: apt-get install $ACCT_PACKAGES"
+		set_hosts_lookup "$root" "files dns"
+		chroot "$root" env -i PATH=$CLEAN_PATH DEBIAN_FRONTEND=noninteractive sh -c "
+			apt-get install -y --no-install-recommends $ACCT_PACKAGES ||
+			{ apt-get -q -o Acquire::Check-Valid-Until=false update &&
+			apt-get install -y --no-install-recommends $ACCT_PACKAGES; } &&
+			apt-get clean" >>"$ROOTS_DIR/$suite.apt.log" 2>&1 ||
+			{ tail -n 20 "$ROOTS_DIR/$suite.apt.log" >&2; die "$suite: apt-get $ACCT_PACKAGES failed"; }
+		echo "$ACCT_PACKAGES" >"$root/.accounting-ok"
 	fi
 	# No DNS from the root: slurmctld 24.11 reverse-resolves 0.0.0.0 at start.
 	set_hosts_lookup "$root" "files"

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// realAcctCluster is one node n1 (4 CPUs) in partition batch: the
+// cluster of tools/real-accounting.sh, for the frontend too.
+const realAcctCluster = "ClusterName=acctdiff\nNodeName=n1 CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES MaxTime=INFINITE\n"
+
+// freePorts finds n consecutive free loopback ports.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 100 {
+		base := freePort(t)
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// sacctMask makes two clusters' sacct outputs comparable: job ids become
+// J1, J2, ... in order of appearance, times and elapsed times placeholders.
+func sacctMask(out string) string {
+	ids := map[string]string{}
+	out = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`).ReplaceAllString(out, "TIME")
+	out = regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`).ReplaceAllString(out, "ELAPSED")
+	return regexp.MustCompile(`(?m)^(\d+)`).ReplaceAllStringFunc(out, func(id string) string {
+		if m, ok := ids[id]; ok {
+			return m
+		}
+		ids[id] = "J" + strconv.Itoa(len(ids)+1)
+		return ids[id]
+	})
+}
+
+// The same workload on a real slurmctld + slurmd + slurmdbd 24.11 with
+// MariaDB and on the frontend: sacct's outputs match after masking ids
+// and times (24.11 clients; each release's own slurmdbd is left to do).
+func TestSacctAgainstSlurmdbd(t *testing.T) {
+	needClients(t)
+	root := "/opt/slurm-roots/trixie" // tools/lib.sh ROOTS_DIR
+	if _, err := os.Stat(filepath.Join(root, "usr/sbin/slurmdbd")); err != nil {
+		t.Fatalf("no slurmdbd in the trixie root: run tools/install.sh")
+	}
+	dir := workDir(t, "real-acct-")
+	os.Chmod(dir, 0o777)
+	port := freePorts(t, 3)
+	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
+	if out, err := exec.Command("bash", tool, "start", dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
+		t.Fatalf("real accounting cluster: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
+	f := newFrontend(t, realAcctCluster)
+	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: filepath.Join(dir, "w")}.user("slurm")
+	os.MkdirAll(real.dir, 0o777)
+	os.Chmod(real.dir, 0o777)
+	_, ours := slurmDir(t, f, "acct-diff-")
+
+	t0 := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
+	workload := func(r runner) {
+		id := func(out string) string { return regexp.MustCompile(`\d+`).FindString(out) }
+		r.mustRun("24.11", "sbatch", "-J", "okjob", "-o", "/dev/null", "--wrap", "true")
+		r.mustRun("24.11", "sbatch", "-J", "failjob", "-o", "/dev/null", "--wrap", "exit 3")
+		held := id(r.mustRun("24.11", "sbatch", "--hold", "-J", "heldjob", "-o", "/dev/null", "--wrap", "true"))
+		r.mustRun("24.11", "sbatch", "-J", "arrjob", "-o", "/dev/null", "--array=1-3", "--wrap", "exit $SLURM_ARRAY_TASK_ID")
+		r.mustRun("24.11", "scancel", held)
+		r.mustRun("24.11", "srun", "-J", "stepjob", "-n", "2", "true")
+		for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+			if out, _, code := r.run("24.11", "squeue", "-h"); code == 0 && out == "" {
+				return
+			}
+		}
+		t.Fatalf("the workload did not finish")
+	}
+	workload(real)
+	workload(ours)
+	// The accounting records reach slurmdbd a moment after the end.
+	time.Sleep(2 * time.Second)
+
+	window := []string{"-S", t0, "-E", "now"}
+	for _, q := range [][]string{
+		{"-o", "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode,Elapsed,Start,End"},
+		{"--parsable2", "-n", "-X"},
+		{"-s", "F,CD,CA", "-X"},
+		{"-s", "CA", "-X", "-o", "JobID,JobName,State%20,ExitCode"},
+		{"--name", "failjob,arrjob"},
+		{"-X", "-o", "JobID,JobName,NNodes,NCPUS,ReqCPUS,Timelimit,State,ExitCode,DerivedExitCode"},
+	} {
+		args := append(append([]string{"sacct"}, q...), window...)
+		want, got := sacctMask(real.mustRun("24.11", args...)), sacctMask(ours.mustRun("24.11", args...))
+		if got != want {
+			t.Errorf("sacct %s:\nours\n%s\nslurmdbd 24.11\n%s", strings.Join(q, " "), got, want)
+		}
+	}
+	// -j of an array and of the job with a step (their ids differ).
+	for _, name := range []string{"arrjob", "stepjob"} {
+		idOf := func(r runner) string {
+			out := r.mustRun("24.11", append([]string{"sacct", "-X", "-n", "--parsable2", "-o", "JobID", "--name", name}, window...)...)
+			return strings.SplitN(strings.SplitN(out, "\n", 2)[0], "_", 2)[0]
+		}
+		q := []string{"-o", "JobID,JobName,NTasks,AllocCPUS,State,ExitCode"}
+		want := sacctMask(real.mustRun("24.11", append([]string{"sacct", "-j", idOf(real)}, q...)...))
+		got := sacctMask(ours.mustRun("24.11", append([]string{"sacct", "-j", idOf(ours)}, q...)...))
+		if got != want {
+			t.Errorf("sacct -j <%s>:\nours\n%s\nslurmdbd 24.11\n%s", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+#!/bin/bash
+# A real Slurm 24.11 cluster with accounting, in the trixie root, for the
+# sacct differential test: MariaDB (its socket only), slurmdbd, slurmctld
+# and one slurmd (n1, 4 CPUs, partition batch).
+# Usage: real-accounting.sh start DIR PORT NAME   slurmctld PORT, slurmd PORT+1, slurmdbd PORT+2
+#        real-accounting.sh stop DIR              stop what start started in DIR (by pid)
+# DIR must be under /srv/slurm-frontend. Needs slurmdbd and mariadb-server in
+# the trixie root (tools/install.sh puts them there).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+ROOT=$ROOTS_DIR/trixie
+SOCK=/run/mysqld/mysqld.sock # the trixie client library's default
+
+running() { [ -n "${1:-}" ] && [ -d /proc/"$1" ] && ! grep -q '^State:.*Z' /proc/"$1"/status 2>/dev/null; }
+in_root() { chroot "$ROOT" env -i PATH="$CLEAN_PATH" LANG=C.UTF-8 "$@"; }
+# bg NAME CMD...: start a daemon in the root; setsid, chroot and env all exec,
+# so $! is the daemon's pid.
+bg() {
+	local name=$1
+	shift
+	setsid chroot "$ROOT" env -i PATH="$CLEAN_PATH" LANG=C.UTF-8 "$@" >"$dir/$name.stdout" 2>&1 </dev/null &
+	echo $! >"$dir/$name.pid"
+}
+wait_for() { # what seconds cmd...
+	local what=$1 n=$(($2 * 5))
+	shift 2
+	for _ in $(seq $n); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+	tail -n 20 "$dir"/*.stdout "$dir"/*.log >&2 2>/dev/null || true
+	die "$what did not come up in $((n / 5)) s"
+}
+
+cmd=${1:-}; shift || true
+case "$cmd" in
+start)
+	[ $# -eq 3 ] || die "usage: $0 start DIR PORT NAME"
+	dir=$1 port=$2 name=$3
+	under_shared "$dir" || die "DIR $dir is not under $SHARED"
+	[ -x "$ROOT/usr/sbin/slurmdbd" ] && [ -x "$ROOT/usr/sbin/mariadbd" ] || die "no slurmdbd or mariadbd in $ROOT (tools/install.sh)"
+	"$TOOLS/munged.sh" start
+	"$TOOLS/roots.sh" mount "$ROOT"
+	mkdir -p "$dir/state" "$dir/spool/slurmd.n1" "$dir/mysql" "$ROOT/run/mysqld"
+	# MariaDB on its socket alone.
+	if [ ! -d "$dir/mysql/mysql" ]; then
+		in_root mariadb-install-db --user=root --datadir="$dir/mysql" --auth-root-authentication-method=socket \
+			>"$dir/mariadb-install.log" 2>&1 || { tail "$dir/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
+	fi
+	bg mariadb /usr/sbin/mariadbd --user=root --datadir="$dir/mysql" --socket=$SOCK --skip-networking \
+		--pid-file="$dir/mariadb.pidfile" --log-error="$dir/mariadb.log"
+	wait_for MariaDB 30 in_root mariadb --socket=$SOCK -e 'select 1'
+	# The database before slurmdbd's first start (trixie's slurmdbd dies
+	# if it has to create it).
+	in_root mariadb --socket=$SOCK -e 'create database if not exists slurm_acct_db'
+	cat >"$dir/slurmdbd.conf" <<-CONF
+		AuthType=auth/munge
+		DbdHost=localhost
+		DbdPort=$((port + 2))
+		SlurmUser=root
+		StorageType=accounting_storage/mysql
+		StorageHost=localhost
+		StorageUser=root
+		StorageLoc=slurm_acct_db
+		PidFile=$dir/slurmdbd.pidfile
+		LogFile=$dir/slurmdbd.log
+	CONF
+	chmod 600 "$dir/slurmdbd.conf"
+	"$TOOLS/real-slurmctld.sh" conf "$dir" "$port" "$name" >/dev/null
+	grep -Ev '^(GresTypes|NodeName|PartitionName|AccountingStorage[A-Za-z]*)=' "$dir/slurm.conf" >"$dir/slurm.conf.tmp"
+	cat >>"$dir/slurm.conf.tmp" <<-CONF
+		AccountingStorageType=accounting_storage/slurmdbd
+		AccountingStorageHost=localhost
+		AccountingStoragePort=$((port + 2))
+		NodeName=n1 NodeAddr=127.0.0.1 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN
+		PartitionName=batch Nodes=n1 Default=YES MaxTime=INFINITE State=UP
+	CONF
+	mv "$dir/slurm.conf.tmp" "$dir/slurm.conf"
+	# slurmdbd reads the slurmdbd.conf beside SLURM_CONF.
+	bg slurmdbd env SLURM_CONF="$dir/slurm.conf" /usr/sbin/slurmdbd -D
+	wait_for slurmdbd 30 in_root env SLURM_CONF="$dir/slurm.conf" sacctmgr -n list cluster
+	in_root env SLURM_CONF="$dir/slurm.conf" sacctmgr -i add cluster "$name" >/dev/null 2>&1 || true
+	"$TOOLS/real-slurmctld.sh" start 24.11 "$dir" "$port" >/dev/null
+	bg slurmd /usr/sbin/slurmd -D -N n1 -f "$dir/slurm.conf"
+	wait_for "slurmd n1" 30 sh -c "'$TOOLS/run-client.sh' 24.11 '$dir/slurm.conf' sinfo -h -o %T | grep -qx idle"
+	log "real slurmctld + slurmd + slurmdbd 24.11 with MariaDB up in $dir (ports $port, $((port + 1)), $((port + 2)))"
+	;;
+stop)
+	[ $# -eq 1 ] || die "usage: $0 stop DIR"
+	dir=$1
+	"$TOOLS/real-slurmctld.sh" stop "$dir" >/dev/null
+	for d in slurmd slurmdbd mariadb; do
+		pid=$(cat "$dir/$d.pid" 2>/dev/null || true)
+		if running "$pid"; then
+			kill -TERM "$pid"
+			for _ in $(seq 100); do running "$pid" || break; sleep 0.1; done
+			! running "$pid" || kill -KILL "$pid"
+		fi
+		rm -f "$dir/$d.pid"
+	done
+	log "stopped the real accounting cluster in $dir"
+	;;
+*) sed -n '2,9s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+esac
