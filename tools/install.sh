@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs real Slurm clients and controllers for the differential tests:
-#   host (bookworm): munge, Slurm 22.05 clients + slurmctld/slurmd
-#   /opt/slurm-roots/trixie: Slurm 24.11 (with slurmdbd and MariaDB);  /opt/slurm-roots/sid: Slurm 26.05
+#   host (bookworm): munge, Slurm 22.05 clients + slurmctld/slurmd/slurmdbd, MariaDB
+#   /opt/slurm-roots/trixie: Slurm 24.11;  /opt/slurm-roots/sid: Slurm 26.05 (each with slurmdbd, MariaDB)
 # Idempotent; a second run only checks markers and takes seconds.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -9,12 +9,12 @@ TOOLS=$(cd "$(dirname "$0")" && pwd)
 export DEBIAN_FRONTEND=noninteractive
 [ "$(id -u)" = 0 ] || die "run as root"
 
-HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun"
+ACCT_PACKAGES="slurmdbd mariadb-server"
+HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun $ACCT_PACKAGES"
 POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons
 exit 101
 '
-ACCT_PACKAGES="slurmdbd mariadb-server"
 # Bump when the root recipe changes, to redo the package step in existing roots.
 ROOT_RECIPE="v1 $ROOT_PACKAGES"
 
@@ -92,9 +92,9 @@ build_root() {
 			{ tail -n 20 "$ROOTS_DIR/$suite.apt.log" >&2; die "$suite: apt-get failed"; }
 		echo "$ROOT_RECIPE" >"$root/.packages-ok"
 	fi
-	# The real accounting cluster of the sacct differential test
-	# (tools/real-accounting.sh): slurmdbd and MariaDB, in the 24.11 root.
-	if [ "$suite" = trixie ] && [ "$(cat "$root/.accounting-ok" 2>/dev/null)" != "$ACCT_PACKAGES" ]; then
+	# The real accounting clusters of the sacct differential test
+	# (tools/real-accounting.sh): slurmdbd and MariaDB in every root.
+	if [ "$(cat "$root/.accounting-ok" 2>/dev/null)" != "$ACCT_PACKAGES" ]; then
 		log "$suite: apt-get install $ACCT_PACKAGES"
 		set_hosts_lookup "$root" "files dns"
 		chroot "$root" env -i PATH=$CLEAN_PATH DEBIAN_FRONTEND=noninteractive sh -c "

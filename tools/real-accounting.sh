@@ -1,25 +1,32 @@
 #!/bin/bash
-# A real Slurm 24.11 cluster with accounting, in the trixie root, for the
-# sacct differential test: MariaDB (its socket only), slurmdbd, slurmctld
-# and one slurmd (n1, 4 CPUs, partition batch).
-# Usage: real-accounting.sh start DIR PORT NAME   slurmctld PORT, slurmd PORT+1, slurmdbd PORT+2
-#        real-accounting.sh stop DIR              stop what start started in DIR (by pid)
-# DIR must be under /srv/slurm-frontend. Needs slurmdbd and mariadb-server in
-# the trixie root (tools/install.sh puts them there).
+# A real Slurm cluster with accounting, of one release, for the sacct
+# differential test: MariaDB (its socket only), slurmdbd, slurmctld and one
+# slurmd (n1, 4 CPUs, partition batch). 22.05 runs on the host, 24.11 in the
+# trixie root, 26.05 in the sid root, as tools/real-slurmctld.sh.
+# Usage: real-accounting.sh start VERSION DIR PORT NAME  slurmctld PORT, slurmd PORT+1, slurmdbd PORT+2
+#        real-accounting.sh stop DIR                     stop what start started in DIR (by pid)
+# DIR must be under /srv/slurm-frontend. Needs slurmdbd and mariadb-server
+# there (tools/install.sh). One MariaDB per root at a time (its socket).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 TOOLS=$(cd "$(dirname "$0")" && pwd)
-ROOT=$ROOTS_DIR/trixie
-SOCK=/run/mysqld/mysqld.sock # the trixie client library's default
 
 running() { [ -n "${1:-}" ] && [ -d /proc/"$1" ] && ! grep -q '^State:.*Z' /proc/"$1"/status 2>/dev/null; }
 in_root() { chroot "$ROOT" env -i PATH="$CLEAN_PATH" LANG=C.UTF-8 "$@"; }
-# bg NAME CMD...: start a daemon in the root; setsid, chroot and env all exec,
-# so $! is the daemon's pid.
+# bg NAME CMD...: start a daemon in the root; setsid, chroot (or, on the
+# host, unshare and sh) and env all exec, so $! is the daemon's pid. On the
+# host the daemon gets a private nsswitch.conf saying "hosts: files", to
+# keep its lookups off the network (as real-slurmctld.sh).
 bg() {
 	local name=$1
 	shift
-	setsid chroot "$ROOT" env -i PATH="$CLEAN_PATH" LANG=C.UTF-8 "$@" >"$dir/$name.stdout" 2>&1 </dev/null &
+	if [ "$ROOT" = / ]; then
+		printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' >"$dir/nsswitch.conf"
+		setsid unshare -m --propagation private sh -c 'mount --bind "$0" /etc/nsswitch.conf && exec "$@"' \
+			"$dir/nsswitch.conf" env -i PATH="$CLEAN_PATH" LANG=C.UTF-8 "$@" >"$dir/$name.stdout" 2>&1 </dev/null &
+	else
+		setsid chroot "$ROOT" env -i PATH="$CLEAN_PATH" LANG=C.UTF-8 "$@" >"$dir/$name.stdout" 2>&1 </dev/null &
+	fi
 	echo $! >"$dir/$name.pid"
 }
 wait_for() { # what seconds cmd...
@@ -33,13 +40,19 @@ wait_for() { # what seconds cmd...
 cmd=${1:-}; shift || true
 case "$cmd" in
 start)
-	[ $# -eq 3 ] || die "usage: $0 start DIR PORT NAME"
-	dir=$1 port=$2 name=$3
+	[ $# -eq 4 ] || die "usage: $0 start VERSION DIR PORT NAME"
+	version=$1 dir=$2 port=$3 name=$4
+	ROOT=$(version_root "$version")
+	# The socket the release's MariaDB client library looks for
+	# (StorageHost=localhost): sid's moved.
+	SOCK=/run/mysqld/mysqld.sock
+	[ "$version" = 26.05 ] && SOCK=/run/mariadbd/mysqld.sock
 	under_shared "$dir" || die "DIR $dir is not under $SHARED"
 	[ -x "$ROOT/usr/sbin/slurmdbd" ] && [ -x "$ROOT/usr/sbin/mariadbd" ] || die "no slurmdbd or mariadbd in $ROOT (tools/install.sh)"
+	ROOT=${ROOT%/}; [ -n "$ROOT" ] || ROOT=/
 	"$TOOLS/munged.sh" start
-	"$TOOLS/roots.sh" mount "$ROOT"
-	mkdir -p "$dir/state" "$dir/spool/slurmd.n1" "$dir/mysql" "$ROOT/run/mysqld"
+	[ "$ROOT" = / ] || "$TOOLS/roots.sh" mount "$ROOT"
+	mkdir -p "$dir/state" "$dir/spool/slurmd.n1" "$dir/mysql" "$ROOT${SOCK%/*}"
 	# MariaDB on its socket alone.
 	if [ ! -d "$dir/mysql/mysql" ]; then
 		in_root mariadb-install-db --user=root --datadir="$dir/mysql" --auth-root-authentication-method=socket \
@@ -74,14 +87,16 @@ start)
 		PartitionName=batch Nodes=n1 Default=YES MaxTime=INFINITE State=UP
 	CONF
 	mv "$dir/slurm.conf.tmp" "$dir/slurm.conf"
+	# 22.05's slurmd knows no CgroupPlugin=disabled and needs no cgroup.conf.
+	[ "$version" = 22.05 ] && rm -f "$dir/cgroup.conf"
 	# slurmdbd reads the slurmdbd.conf beside SLURM_CONF.
 	bg slurmdbd env SLURM_CONF="$dir/slurm.conf" /usr/sbin/slurmdbd -D
 	wait_for slurmdbd 30 in_root env SLURM_CONF="$dir/slurm.conf" sacctmgr -n list cluster
 	in_root env SLURM_CONF="$dir/slurm.conf" sacctmgr -i add cluster "$name" >/dev/null 2>&1 || true
-	"$TOOLS/real-slurmctld.sh" start 24.11 "$dir" "$port" >/dev/null
+	"$TOOLS/real-slurmctld.sh" start "$version" "$dir" "$port" >/dev/null
 	bg slurmd /usr/sbin/slurmd -D -N n1 -f "$dir/slurm.conf"
-	wait_for "slurmd n1" 30 sh -c "'$TOOLS/run-client.sh' 24.11 '$dir/slurm.conf' sinfo -h -o %T | grep -qx idle"
-	log "real slurmctld + slurmd + slurmdbd 24.11 with MariaDB up in $dir (ports $port, $((port + 1)), $((port + 2)))"
+	wait_for "slurmd n1" 30 sh -c "'$TOOLS/run-client.sh' $version '$dir/slurm.conf' sinfo -h -o %T | grep -qx idle"
+	log "real slurmctld + slurmd + slurmdbd $version with MariaDB up in $dir (ports $port, $((port + 1)), $((port + 2)))"
 	;;
 stop)
 	[ $# -eq 1 ] || die "usage: $0 stop DIR"
@@ -98,5 +113,5 @@ stop)
 	done
 	log "stopped the real accounting cluster in $dir"
 	;;
-*) sed -n '2,9s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+*) sed -n '2,10s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac

@@ -40,54 +40,67 @@ func freePorts(t *testing.T, n int) int {
 }
 
 // sacctMask makes two clusters' sacct outputs comparable: job ids become
-// J1, J2, ... in order of appearance, times and elapsed times placeholders.
+// J1, J2, ... in order of appearance, times and elapsed times placeholders,
+// and runs of blanks one (ids of other lengths pad columns otherwise).
 func sacctMask(out string) string {
 	ids := map[string]string{}
 	out = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`).ReplaceAllString(out, "TIME")
 	out = regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`).ReplaceAllString(out, "ELAPSED")
-	return regexp.MustCompile(`(?m)^(\d+)`).ReplaceAllStringFunc(out, func(id string) string {
+	out = regexp.MustCompile(`(?m)^(\d+)`).ReplaceAllStringFunc(out, func(id string) string {
 		if m, ok := ids[id]; ok {
 			return m
 		}
 		ids[id] = "J" + strconv.Itoa(len(ids)+1)
 		return ids[id]
 	})
+	return regexp.MustCompile(` +`).ReplaceAllString(out, " ")
 }
 
-// The same workload on a real slurmctld + slurmd + slurmdbd 24.11 with
-// MariaDB and on the frontend: sacct's outputs match after masking ids
-// and times (24.11 clients; each release's own slurmdbd is left to do).
+// The same workload on a real slurmctld + slurmd + slurmdbd with MariaDB of
+// each release and on the frontend, each seen through that release's
+// clients: sacct's outputs match after masking ids and times.
 func TestSacctAgainstSlurmdbd(t *testing.T) {
 	needClients(t)
-	root := "/opt/slurm-roots/trixie" // tools/lib.sh ROOTS_DIR
+	f := newFrontend(t, realAcctCluster)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) { sacctAgainstSlurmdbd(t, f, rel) })
+	}
+}
+
+func sacctAgainstSlurmdbd(t *testing.T, f *frontend, rel string) {
+	root := map[string]string{"22.05": "/", "24.11": "/opt/slurm-roots/trixie", "26.05": "/opt/slurm-roots/sid"}[rel] // tools/lib.sh
 	if _, err := os.Stat(filepath.Join(root, "usr/sbin/slurmdbd")); err != nil {
-		t.Fatalf("no slurmdbd in the trixie root: run tools/install.sh")
+		t.Fatalf("no slurmdbd for %s in %s: run tools/install.sh", rel, root)
 	}
 	dir := workDir(t, "real-acct-")
 	os.Chmod(dir, 0o777)
 	port := freePorts(t, 3)
 	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
-	if out, err := exec.Command("bash", tool, "start", dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
-		t.Fatalf("real accounting cluster: %v\n%s", err, out)
-	}
+	// Stopped even when the start fails half-way (by the pids it wrote).
 	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
-	f := newFrontend(t, realAcctCluster)
+	if out, err := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
+		t.Fatalf("real accounting cluster %s: %v\n%s", rel, err, out)
+	}
 	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: filepath.Join(dir, "w")}.user("slurm")
 	os.MkdirAll(real.dir, 0o777)
 	os.Chmod(real.dir, 0o777)
 	_, ours := slurmDir(t, f, "acct-diff-")
 
-	t0 := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
+	// The window starts at the next second: the frontend's jobs of an
+	// earlier release's run ended before it.
+	start := time.Now().Add(time.Second).Truncate(time.Second)
+	time.Sleep(time.Until(start))
+	t0 := start.Format("2006-01-02T15:04:05")
 	workload := func(r runner) {
 		id := func(out string) string { return regexp.MustCompile(`\d+`).FindString(out) }
-		r.mustRun("24.11", "sbatch", "-J", "okjob", "-o", "/dev/null", "--wrap", "true")
-		r.mustRun("24.11", "sbatch", "-J", "failjob", "-o", "/dev/null", "--wrap", "exit 3")
-		held := id(r.mustRun("24.11", "sbatch", "--hold", "-J", "heldjob", "-o", "/dev/null", "--wrap", "true"))
-		r.mustRun("24.11", "sbatch", "-J", "arrjob", "-o", "/dev/null", "--array=1-3", "--wrap", "exit $SLURM_ARRAY_TASK_ID")
-		r.mustRun("24.11", "scancel", held)
-		r.mustRun("24.11", "srun", "-J", "stepjob", "-n", "2", "true")
+		r.mustRun(rel, "sbatch", "-J", "okjob", "-o", "/dev/null", "--wrap", "true")
+		r.mustRun(rel, "sbatch", "-J", "failjob", "-o", "/dev/null", "--wrap", "exit 3")
+		held := id(r.mustRun(rel, "sbatch", "--hold", "-J", "heldjob", "-o", "/dev/null", "--wrap", "true"))
+		r.mustRun(rel, "sbatch", "-J", "arrjob", "-o", "/dev/null", "--array=1-3", "--wrap", "exit $SLURM_ARRAY_TASK_ID")
+		r.mustRun(rel, "scancel", held)
+		r.mustRun(rel, "srun", "-J", "stepjob", "-n", "2", "true")
 		for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-			if out, _, code := r.run("24.11", "squeue", "-h"); code == 0 && out == "" {
+			if out, _, code := r.run(rel, "squeue", "-h"); code == 0 && out == "" {
 				return
 			}
 		}
@@ -108,22 +121,22 @@ func TestSacctAgainstSlurmdbd(t *testing.T) {
 		{"-X", "-o", "JobID,JobName,NNodes,NCPUS,ReqCPUS,Timelimit,State,ExitCode,DerivedExitCode"},
 	} {
 		args := append(append([]string{"sacct"}, q...), window...)
-		want, got := sacctMask(real.mustRun("24.11", args...)), sacctMask(ours.mustRun("24.11", args...))
+		want, got := sacctMask(real.mustRun(rel, args...)), sacctMask(ours.mustRun(rel, args...))
 		if got != want {
-			t.Errorf("sacct %s:\nours\n%s\nslurmdbd 24.11\n%s", strings.Join(q, " "), got, want)
+			t.Errorf("sacct %s:\nours\n%s\nslurmdbd %s\n%s", strings.Join(q, " "), got, rel, want)
 		}
 	}
 	// -j of an array and of the job with a step (their ids differ).
 	for _, name := range []string{"arrjob", "stepjob"} {
 		idOf := func(r runner) string {
-			out := r.mustRun("24.11", append([]string{"sacct", "-X", "-n", "--parsable2", "-o", "JobID", "--name", name}, window...)...)
+			out := r.mustRun(rel, append([]string{"sacct", "-X", "-n", "--parsable2", "-o", "JobID", "--name", name}, window...)...)
 			return strings.SplitN(strings.SplitN(out, "\n", 2)[0], "_", 2)[0]
 		}
 		q := []string{"-o", "JobID,JobName,NTasks,AllocCPUS,State,ExitCode"}
-		want := sacctMask(real.mustRun("24.11", append([]string{"sacct", "-j", idOf(real)}, q...)...))
-		got := sacctMask(ours.mustRun("24.11", append([]string{"sacct", "-j", idOf(ours)}, q...)...))
+		want := sacctMask(real.mustRun(rel, append([]string{"sacct", "-j", idOf(real)}, q...)...))
+		got := sacctMask(ours.mustRun(rel, append([]string{"sacct", "-j", idOf(ours)}, q...)...))
 		if got != want {
-			t.Errorf("sacct -j <%s>:\nours\n%s\nslurmdbd 24.11\n%s", name, got, want)
+			t.Errorf("sacct -j <%s>:\nours\n%s\nslurmdbd %s\n%s", name, got, rel, want)
 		}
 	}
 }
