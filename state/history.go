@@ -422,9 +422,16 @@ func (s *Store) StepsOf(jobID uint32) (out []HistStep, err error) {
 }
 
 func (s *Store) steps(txn *badger.Txn, jobID uint32) ([]HistStep, error) {
-	p := be32(append([]byte(nil), prefixHistStep...), jobID)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 16})
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
 	defer it.Close()
+	return stepsAt(it, jobID)
+}
+
+// stepsAt reads a job's steps with an iterator over prefixHistStep (one
+// iterator serves a whole History pass: making one costs more than a
+// seek).
+func stepsAt(it *badger.Iterator, jobID uint32) ([]HistStep, error) {
+	p := be32(append([]byte(nil), prefixHistStep...), jobID)
 	var out []HistStep
 	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
 		var st HistStep
@@ -502,6 +509,12 @@ func (c *HistCond) Match(j *Job) bool {
 // run that cond selects, with its steps, until fn returns false.
 func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 	return s.db.View(func(txn *badger.Txn) error {
+		var stepIt *badger.Iterator
+		defer func() {
+			if stepIt != nil {
+				stepIt.Close()
+			}
+		}()
 		emit := func(key []byte) (bool, error) {
 			it, err := txn.Get(key)
 			if errors.Is(err, badger.ErrKeyNotFound) {
@@ -517,7 +530,10 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 			if !cond.Match(&h.Job) {
 				return true, nil
 			}
-			if h.Steps, err = s.steps(txn, h.ID); err != nil {
+			if stepIt == nil {
+				stepIt = txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
+			}
+			if h.Steps, err = stepsAt(stepIt, h.ID); err != nil {
 				return false, err
 			}
 			return fn(&h), nil

@@ -172,3 +172,46 @@ func TestBackfillHistory(t *testing.T) {
 	require.Equal(t, 0, n, "once")
 	require.Equal(t, 2, count())
 }
+
+// BenchmarkHistoryQuery: 100,000 runs over 30 days by 100 users, as sacct
+// asks for them: one user's day, and everyone's month.
+func BenchmarkHistoryQuery(b *testing.B) {
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().Unix()
+	const n, users = 100_000, 100
+	for i := 0; i < n; i += 1000 {
+		var batch []*Job
+		for k := i; k < i+1000; k++ {
+			start := now - 30*86400 + int64(k)*30*86400/n
+			batch = append(batch, histJob(uint32(k+1), 1000+uint32(k%users), "physics", start, start+600, 3))
+		}
+		if err := s.Put(batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, q := range []struct {
+		name string
+		c    HistCond
+		want int
+	}{
+		{"user-day", HistCond{UIDs: []uint32{1042}, Start: now - 86400, End: now}, n / users / 30},
+		{"all-month", HistCond{Start: now - 30*86400, End: now}, n},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				got := 0
+				c := q.c
+				if err := s.History(&c, func(*HistJob) bool { got++; return true }); err != nil {
+					b.Fatal(err)
+				}
+				if got < q.want*9/10 || got > q.want*11/10+1 {
+					b.Fatalf("%d runs, want about %d", got, q.want)
+				}
+			}
+		})
+	}
+}
