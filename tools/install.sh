@@ -10,7 +10,8 @@ export DEBIAN_FRONTEND=noninteractive
 [ "$(id -u)" = 0 ] || die "run as root"
 
 ACCT_PACKAGES="slurmdbd mariadb-server"
-HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun $ACCT_PACKAGES"
+# snakemake: its --slurm executor, run against the frontend (TestSnakemake).
+HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun snakemake $ACCT_PACKAGES"
 POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons
 exit 101
