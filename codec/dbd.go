@@ -122,14 +122,11 @@ func (m *PersistRC) Decode(r *Reader) error {
 // DBDFrameLen is the length of the persist frame at the start of b (0
 // until its length prefix is there).
 func DBDFrameLen(b []byte) (int, error) {
-	if len(b) < 4 {
-		return 0, nil
+	n, err := FrameLen(b) // the same length prefix as a Slurm frame's
+	if err == nil && n != 0 && n < 6 {
+		return 0, Errorf(SLURM_PROTOCOL_INSANE_MSG_LENGTH, "persist frame of %d bytes", n-4)
 	}
-	n := binary.BigEndian.Uint32(b)
-	if n < 2 || n > MaxFrame {
-		return 0, Errorf(SLURM_PROTOCOL_INSANE_MSG_LENGTH, "persist frame of %d bytes", n)
-	}
-	return int(n) + 4, nil
+	return n, err
 }
 
 // DecodeDBDFrame splits a whole persist frame into its type and body.

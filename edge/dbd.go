@@ -2,10 +2,8 @@ package edge
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -95,21 +93,6 @@ func (s *DBDServer) accept() {
 	}
 }
 
-// readDBD reads one persist frame (length prefix included).
-func readDBD(r *bufio.Reader) ([]byte, error) {
-	hdr, err := r.Peek(4)
-	if err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(hdr)
-	if n < 2 || n > codec.MaxFrame {
-		return nil, fmt.Errorf("persist frame of %d bytes", n)
-	}
-	b := make([]byte, 4+int(n))
-	_, err = io.ReadFull(r, b)
-	return b, err
-}
-
 func (s *DBDServer) rc(c net.Conn, code uint32, comment string, retInfo uint16) {
 	var w codec.Writer
 	(&codec.PersistRC{Comment: comment, RC: code, RetInfo: retInfo}).Encode(&w)
@@ -120,7 +103,7 @@ func (s *DBDServer) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReader(c)
 	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
-	raw, err := readDBD(br)
+	raw, err := ReadFrame(br)
 	if err != nil {
 		return
 	}
@@ -152,7 +135,7 @@ func (s *DBDServer) serve(c net.Conn) {
 	s.rc(c, codec.SLURM_SUCCESS, "", v)
 	for {
 		_ = c.SetDeadline(time.Now().Add(dbdIdle))
-		raw, err := readDBD(br)
+		raw, err := ReadFrame(br)
 		if err != nil {
 			return
 		}

@@ -44,7 +44,7 @@ func dbdExchange(t *testing.T, s *DBDServer, frames ...[]byte) (types []uint16, 
 	_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 	br := bufio.NewReader(c)
 	for {
-		raw, err := readDBD(br)
+		raw, err := ReadFrame(br)
 		if err != nil {
 			return
 		}

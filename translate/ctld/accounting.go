@@ -121,12 +121,10 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 		if !noSteps && c.opt.Store != nil {
 			steps, _ = c.opt.Store.StepsOf(l.j.ID)
 		}
-		now := time.Now().Unix()
 		for _, s := range l.steps {
 			steps = append(steps, state.HistStep{ID: s.id, Name: s.name, Nodes: s.nodeList, NNodes: uint32(len(s.nodes)),
 				NTasks: s.tasks, CPUs: s.cpus, Start: s.start, State: codec.JOB_RUNNING, ReqUID: codec.NoVal,
 				SubmitLine: s.submitLine, TresAlloc: fmt.Sprintf("1=%d,4=%d", s.cpus, len(s.nodes)), TaskDist: taskDistBlock})
-			_ = now
 		}
 		add(c.dbdJob(&l.j, codec.NoVal, steps, noSteps))
 	}
