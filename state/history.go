@@ -65,6 +65,10 @@ type HistStep struct {
 	MaxRSSTask          uint32 // that task (global id)
 	MaxRSSNode          uint32 // its node's index in the step
 	IOOut, IOIn         uint64 // task I/O to and from srun, bytes
+	// The --cpu-freq asked for (min, max, governor), where known (an
+	// imported step); otherwise as srun sends none.
+	ReqCPUFreq    [3]uint32
+	ReqCPUFreqSet bool
 }
 
 // HistJob is one run of a job.
@@ -76,6 +80,11 @@ type HistJob struct {
 	SysCPUus  uint64
 	MaxRSS    uint64
 	Steps     []HistStep
+	// The TRES as accounting writes them ("1=2,2=4000,4=1": TRES ids),
+	// for runs whose job record has no squeue-form TRES (imported from a
+	// slurmdbd database); "" = derived from the job's.
+	TresAllocIDs, TresReqIDs string
+	DBFlags                  uint32 // an imported run's SLURMDB_JOB_FLAG_*
 }
 
 // HistCond selects runs: every non-empty list must contain the run's
@@ -209,6 +218,11 @@ func appendStepRecord(b []byte, s *HistStep) []byte {
 	t.u(19, s.IOIn)
 	t.u(20, uint64(s.MaxRSSTask))
 	t.u(21, uint64(s.MaxRSSNode))
+	if s.ReqCPUFreqSet {
+		for i, f := range s.ReqCPUFreq {
+			t.u(22+i, uint64(f)+1) // +1: 0 is a value
+		}
+	}
 	return t.b
 }
 
@@ -254,6 +268,8 @@ func decodeStepRecord(b []byte, s *HistStep) error {
 			s.IOOut = v
 		case 19:
 			s.IOIn = v
+		case 22, 23, 24:
+			s.ReqCPUFreq[f-22], s.ReqCPUFreqSet = uint32(v-1), true
 		case 20:
 			s.MaxRSSTask = uint32(v)
 		case 21:
@@ -273,6 +289,15 @@ func appendHistRecord(b []byte, h *HistJob) []byte {
 	t.u(4, h.UserCPUus)
 	t.u(5, h.SysCPUus)
 	t.u(6, h.MaxRSS)
+	if h.TresAllocIDs != "" {
+		t.s(7, h.TresAllocIDs)
+	}
+	if h.TresReqIDs != "" {
+		t.s(8, h.TresReqIDs)
+	}
+	if h.DBFlags != 0 {
+		t.u(9, uint64(h.DBFlags))
+	}
 	if z := zenc.EncodeAll(t.b, nil); len(z) < len(t.b) {
 		return append(append(b, histRecZstd), z...)
 	}
@@ -311,6 +336,12 @@ func decodeHistRecord(b []byte, h *HistJob) error {
 			h.SysCPUus = v
 		case 6:
 			h.MaxRSS = v
+		case 7:
+			h.TresAllocIDs = string(p)
+		case 8:
+			h.TresReqIDs = string(p)
+		case 9:
+			h.DBFlags = uint32(v)
 		}
 		return nil
 	})
@@ -364,6 +395,9 @@ func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
 		h := HistJob{Job: *j, ReqUID: noVal32}
 		s.hist.take(j.ID, &h)
 		if err := txn.Set(rec, appendHistRecord(nil, &h)); err != nil {
+			return err
+		}
+		if err := s.assocTxn(txn, j); err != nil {
 			return err
 		}
 		for _, k := range idx {
@@ -584,6 +618,96 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 			return nil
 		}
 		return scan(prefixHistEnd, be64(append([]byte(nil), prefixHistEnd...), cond.Start), last12)
+	})
+}
+
+// ImportHistory adds runs from elsewhere (a slurmdbd database) with
+// their steps, in one transaction; a run already present (the same job id
+// and start) is left as it is, so importing again adds nothing. Steps
+// are keyed by job id: an imported run whose job id already has steps of
+// another run gets its record but not its steps (counted in clashes).
+func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
+	var size int64
+	for i := range runs {
+		size += 1024 + int64(len(runs[i].Steps))*256
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.commit(size, func(txn *badger.Txn) error {
+		added, clashes = 0, 0
+		for i := range runs {
+			h := &runs[i]
+			rec, idx := histKeys(&h.Job)
+			if _, err := txn.Get(rec); err == nil {
+				continue
+			} else if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+			steps := h.Steps
+			h.Steps = nil
+			v := appendHistRecord(nil, h)
+			h.Steps = steps
+			if err := txn.Set(rec, v); err != nil {
+				return err
+			}
+			if err := s.assocTxn(txn, &h.Job); err != nil {
+				return err
+			}
+			for _, k := range idx {
+				if err := txn.Set(k, nil); err != nil {
+					return err
+				}
+			}
+			added++
+			if len(steps) == 0 {
+				continue
+			}
+			sp := be32(append([]byte(nil), prefixHistStep...), h.ID)
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: sp, PrefetchValues: false})
+			it.Rewind()
+			taken := it.ValidForPrefix(sp)
+			it.Close()
+			if taken {
+				clashes++
+				continue
+			}
+			for j := range steps {
+				if err := txn.Set(be32(append([]byte(nil), sp...), steps[j].ID), appendStepRecord(nil, &steps[j])); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return added, clashes, err
+}
+
+// RunsEnded calls fn for each run that ended in [from, to), in end order,
+// without its steps (usage accounting).
+func (s *Store) RunsEnded(from, to int64, fn func(*HistJob) bool) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistEnd})
+		defer it.Close()
+		for it.Seek(be64(append([]byte(nil), prefixHistEnd...), from)); it.ValidForPrefix(prefixHistEnd); it.Next() {
+			k := it.Item().Key()
+			if int64(binary.BigEndian.Uint64(k[len(prefixHistEnd):])) >= to {
+				return nil
+			}
+			rec, err := txn.Get(append(append([]byte(nil), prefixHistJob...), k[len(k)-12:]...))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			var h HistJob
+			if err := rec.Value(func(v []byte) error { return decodeHistRecord(v, &h) }); err != nil {
+				return err
+			}
+			if !fn(&h) {
+				return nil
+			}
+		}
+		return nil
 	})
 }
 

@@ -1,5 +1,8 @@
 package state
 
+// OriginSlurmdbd marks a run imported from a slurmdbd database.
+const OriginSlurmdbd = "slurmdbd"
+
 // Job is what the frontend keeps about a Slurm job: the description the
 // client submitted (in Slurm's terms) and the bookkeeping Backend.AI does
 // not model. The batch script and environment are stored apart (see
@@ -87,7 +90,9 @@ type Job struct {
 	// Origin is "" for a job submitted through Slurm; "engine" for one
 	// that shows a session made outside the frontend (Backend.AI's
 	// console): it has no script and cannot be requeued or changed
-	// (record format 3+).
+	// (record format 3+); OriginSlurmdbd for a run imported from a
+	// slurmdbd database (history only: its steps, the batch one too,
+	// come from there).
 	Origin string `json:"origin,omitempty"`
 	// An interactive allocation's (salloc, srun without a job; Origin
 	// "alloc"): where its client listens, for the grant of a pending

@@ -40,6 +40,8 @@ type Store struct {
 	mu     sync.Mutex    // serializes ID allocation and writes
 	reads  atomic.Uint64 // job records read back (JobReader.Read)
 	nextID uint32
+	// assocNext: the next association id (assoc.go; 0 = not read yet).
+	assocNext uint32
 	// Close waits for open JobReaders (Badger panics on an iterator of
 	// a closed database); readers opened once it started get ErrClosed,
 	// so one opened inside another cannot deadlock it.
@@ -220,6 +222,13 @@ func (s *Store) Submit(count uint32, sc *Script, build func(firstID uint32) ([]*
 				return err
 			}
 		}
+		if len(jobs) > 0 {
+			// The user's association in the job's account, from its
+			// submission on (one submission: one user and account).
+			if err := s.assocTxn(txn, jobs[0]); err != nil {
+				return err
+			}
+		}
 		if sc != nil {
 			if err := txn.Set(scriptKey(first), script); err != nil {
 				return err
@@ -232,6 +241,24 @@ func (s *Store) Submit(count uint32, sc *Script, build func(firstID uint32) ([]*
 	}
 	s.nextID = next
 	return jobs, nil
+}
+
+// RaiseNextID makes the next job ID at least id (never lowers it): after
+// an import of another cluster's history, new jobs continue its ids
+// instead of reusing them.
+func (s *Store) RaiseNextID(id uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id <= s.nextID || id >= 0xFFFFFFF0 {
+		return nil
+	}
+	var nb [4]byte
+	binary.BigEndian.PutUint32(nb[:], id)
+	if err := s.commit(64, func(txn *badger.Txn) error { return txn.Set(keyNextID, nb[:]) }); err != nil {
+		return err
+	}
+	s.nextID = id
+	return nil
 }
 
 // Put writes updated job records durably.

@@ -58,6 +58,8 @@ func main() {
 		err = benchMain(os.Args[2:])
 	case "client-conf", "print-conf":
 		err = clientConf(os.Args[2:], os.Stdout)
+	case "import-slurmdbd":
+		err = importSlurmdbd(os.Args[2:], os.Stderr)
 	case "backendai-double":
 		// A Backend.AI manager test double (loopback only), for trying
 		// the Backend.AI engine without a cluster.
@@ -82,6 +84,8 @@ func usage(w io.Writer) {
   slurm-frontend client-conf [same flags] [--server HOST:PORT]
   slurm-frontend bench [flags]      (load generator; see 'slurm-frontend bench -h')
   slurm-frontend backendai-double [flags]  (a Backend.AI manager test double on loopback)
+  slurm-frontend import-slurmdbd --dsn DSN [--config FILE] [--state-dir DIR] [--cluster NAME]
+                                   (a slurmdbd database's job history into the state dir; server stopped)
 engine flags of serve and client-conf:
   --backend local|backendai --backendai-endpoint URL --backendai-keypair FILE
   slurm-frontend version

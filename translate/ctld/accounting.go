@@ -22,6 +22,13 @@ const infinite32 = 0xffffffff
 // read as slurmdbd's do.
 const stepStatsEmpty = 0x3fffc
 
+// SLURMDB_JOB_FLAG_*: how the scheduler started the job, and that its
+// start record reached accounting.
+const (
+	dbFlagSched  = 1 << 2
+	dbFlagStartR = 1 << 4
+)
+
 // AccountingJobs answers DBD_GET_JOBS_COND from uid.
 func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) codec.GotJobs {
 	hc := state.HistCond{Start: cond.UsageStart, End: cond.UsageEnd}
@@ -82,7 +89,15 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 	if c.opt.Store != nil {
 		err := c.opt.Store.History(&hc, func(h *state.HistJob) bool {
 			if taskOK(&h.Job) {
-				add(c.dbdJob(&h.Job, h.ReqUID, h.Steps, noSteps))
+				d := c.dbdJob(&h.Job, h.ReqUID, h.Steps, noSteps)
+				if h.Origin == state.OriginSlurmdbd {
+					// Imported: accounting's own strings and figures.
+					d.TRESAlloc, d.TRESReq, d.DerivedEC, d.Flags = h.TresAllocIDs, h.TresReqIDs, h.DerivedEC, h.DBFlags
+					if h.StartTime == 0 && h.EndTime != 0 && d.Flags&dbFlagStartR != 0 {
+						d.Start = int64(codec.NoVal)
+					}
+				}
+				add(d)
 			}
 			return true
 		})
@@ -191,7 +206,7 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 		d.ReqMem = j.MemPerCPUMB | 1<<63 // MEM_PER_CPU
 	}
 	if j.StartTime > 0 {
-		d.Flags = 4 | 16 // SLURMDB_JOB_FLAG_SCHED | START_RECEIVED
+		d.Flags = dbFlagSched | dbFlagStartR
 		end := j.EndTime
 		if end == 0 || codec.JobIsRunning(j.State) {
 			end = now
@@ -200,6 +215,11 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 	}
 	if codec.JobIsPending(j.State) {
 		d.Start, d.End = 0, 0
+	} else if j.StartTime == 0 && j.EndTime != 0 {
+		// Ended before it ran (cancelled pending): slurmctld sent its
+		// start record at the end, and slurmdbd says "never started"
+		// (sacct: None).
+		d.Start, d.Flags = int64(codec.NoVal), dbFlagStartR
 	}
 	if noSteps {
 		return d
@@ -226,6 +246,14 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 			StepName: s.Name, SubmitLine: s.SubmitLine, TaskDist: s.TaskDist, TRESAlloc: s.TresAlloc,
 			SysCPUSec: s.SysCPUus / 1e6, SysCPUUsec: uint32(s.SysCPUus % 1e6),
 			UserCPUSec: s.UserCPUus / 1e6, UserCPUUsec: uint32(s.UserCPUus % 1e6), EmptyStrs: stepStatsEmpty}
+		switch {
+		case s.ReqCPUFreqSet:
+			ds.ReqCPUFreqMin, ds.ReqCPUFreqMax, ds.ReqCPUFreqGov = s.ReqCPUFreq[0], s.ReqCPUFreq[1], s.ReqCPUFreq[2]
+		case s.ID < codec.SLURM_MAX_NORMAL_STEP_ID:
+			// An srun step: srun without --cpu-freq asks NO_VAL
+			// (sacct: Unknown); slurmstepd's own steps have 0.
+			ds.ReqCPUFreqMin, ds.ReqCPUFreqMax, ds.ReqCPUFreqGov = codec.NoVal, codec.NoVal, codec.NoVal
+		}
 		ds.TotCPUSec, ds.TotCPUUsec = (s.UserCPUus+s.SysCPUus)/1e6, uint32((s.UserCPUus+s.SysCPUus)%1e6)
 		if s.MaxRSS > 0 {
 			// jobacct_gather's TRES usage: memory (TRES 2) in bytes, and

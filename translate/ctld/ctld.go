@@ -72,7 +72,8 @@ type Options struct {
 
 // Controller is the frontend's slurmctld.
 type Controller struct {
-	purgedAt int64 // when purgeFinished last looked (seconds; c.mu)
+	usage    usageCache // sshare's decayed usage (assoc.go)
+	purgedAt int64      // when purgeFinished last looked (seconds; c.mu)
 	opt      Options
 	snap     atomic.Pointer[Snapshot]
 	chunks   chunkCache // encoded job records, reused by the next snapshot
@@ -216,7 +217,6 @@ func slurmDecodes(t uint16) bool {
 
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_HET_JOB_ALLOCATION: {},
-	codec.REQUEST_PRIORITY_FACTORS: {}, codec.REQUEST_SHARE_INFO: {},
 	codec.REQUEST_CONFIG:    {},
 	codec.REQUEST_JOB_STATE: {},
 }
@@ -235,6 +235,9 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_STATS_INFO:       (*Controller).statsInfo,
 	codec.REQUEST_JOB_NOTIFY:       (*Controller).jobNotify,
 	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
+	// Accounting's: sshare, sprio.
+	codec.REQUEST_SHARE_INFO:       (*Controller).shareInfo,
+	codec.REQUEST_PRIORITY_FACTORS: (*Controller).priorityFactors,
 	// Interactive work: salloc, srun.
 	codec.REQUEST_RESOURCE_ALLOCATION:     (*Controller).allocate,
 	codec.REQUEST_JOB_READY:               (*Controller).jobReady,

@@ -113,6 +113,9 @@ func (c *Controller) purgeHistoryLoop(stop <-chan struct{}) {
 		} else if n > 0 {
 			c.logf("history: %d jobs that ended before it recorded", n)
 		}
+		if _, err := c.opt.Store.BackfillAssocs(); err != nil {
+			c.logf("history: the associations of the jobs before them: %v", err)
+		}
 	}
 	t := time.NewTicker(24 * time.Hour)
 	defer t.Stop()

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shareRow is one line of sshare --parsable2 -l.
+type shareRow struct {
+	acct, user                    string
+	rawUsage                      float64
+	normShares, effUsage, fsShare string
+}
+
+// sshareRows runs sshare -P -l with args and reads its rows by column name.
+func sshareRows(t *testing.T, r runner, rel string, args ...string) []shareRow {
+	t.Helper()
+	out := r.mustRun(rel, append([]string{"sshare", "-P", "-l"}, args...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	head := strings.Split(lines[0], "|")
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, h := range []string{"Account", "User", "RawUsage", "NormShares", "EffectvUsage", "FairShare"} {
+		if _, ok := col[h]; !ok {
+			t.Fatalf("sshare %s: no column %s in %q", strings.Join(args, " "), h, lines[0])
+		}
+	}
+	var rows []shareRow
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "|")
+		if len(f) != len(head) {
+			t.Fatalf("sshare: row %q has %d fields, header %d", l, len(f), len(head))
+		}
+		u, _ := strconv.ParseFloat(f[col["RawUsage"]], 64)
+		rows = append(rows, shareRow{acct: strings.TrimSpace(f[col["Account"]]), user: f[col["User"]], rawUsage: u,
+			normShares: f[col["NormShares"]], effUsage: f[col["EffectvUsage"]], fsShare: f[col["FairShare"]]})
+	}
+	return rows
+}
+
+func rowKeys(rows []shareRow) []string {
+	var k []string
+	for _, r := range rows {
+		k = append(k, r.acct+"/"+r.user)
+	}
+	return k
+}
+
+// sshare with the stock clients of each release: the association tree
+// the jobs have used (accounts under root, each user in the accounts it
+// ran in), usage from the history (CPU-seconds allocated), Fair Tree's
+// fair share, the filters sshare sends, and PrivateData=usage.
+func TestSshare(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	_, ru := slurmDir(t, f, "sshare-")
+	ru.mustRun("24.11", "sbatch", "-A", "physics", "-n", "2", "-o", "/dev/null", "--wrap", "sleep 3")
+	ru.mustRun("24.11", "sbatch", "-o", "/dev/null", "--wrap", "sleep 2")
+	f.mustRun("24.11", "srun", "-A", "chem", "true")
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if out := f.mustRun("24.11", "squeue", "-h"); out == "" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the jobs did not finish")
+		}
+	}
+	// One pending job of a user who has none in the history: its row is
+	// there at once, as slurmdbd's association would be.
+	nobody := f.as(t).in(f.dir).user("nobody")
+	nobody.mustRun("24.11", "sbatch", "--hold", "-A", "bio", "-o", "/dev/null", "--wrap", "true")
+	// Usage reaches the figures once the records are in (a few seconds).
+	time.Sleep(6 * time.Second)
+
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			all := sshareRows(t, f.as(t), rel, "-a")
+			if testing.Verbose() {
+				t.Log(f.mustRun(rel, "sshare", "-a", "-l"))
+			}
+			want := []string{"root/", "root/root", "root/slurm", "bio/", "bio/nobody", "chem/", "chem/root", "physics/", "physics/slurm"}
+			if got := rowKeys(all); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("sshare -a rows %v, want %v", got, want)
+			}
+			by := map[string]shareRow{}
+			for _, r := range all {
+				by[r.acct+"/"+r.user] = r
+			}
+			// physics ran 2 CPUs × ≥3 s, root's slurm 1 × ≥1 s.
+			if u := by["physics/slurm"].rawUsage; u < 5 || u > 30 {
+				t.Errorf("physics/slurm RawUsage %v, want about 6", u)
+			}
+			if u := by["root/slurm"].rawUsage; u < 1 || u > 15 {
+				t.Errorf("root/slurm RawUsage %v, want about 1", u)
+			}
+			total := by["root/"].rawUsage
+			if sum := by["physics/"].rawUsage + by["chem/"].rawUsage + by["root/slurm"].rawUsage + by["root/root"].rawUsage + by["bio/"].rawUsage; total < sum-2 || total > sum+2 {
+				t.Errorf("root RawUsage %v, its children %v", total, sum)
+			}
+			if by["bio/nobody"].rawUsage != 0 || by["bio/nobody"].fsShare != "1.000000" {
+				t.Errorf("a user with no usage yet: %+v", by["bio/nobody"])
+			}
+			// Fair Tree: the heavier user of physics ranks below the
+			// ones who used nothing.
+			if by["physics/slurm"].fsShare >= by["bio/nobody"].fsShare {
+				t.Errorf("FairShare physics/slurm %s not below bio/nobody %s", by["physics/slurm"].fsShare, by["bio/nobody"].fsShare)
+			}
+			if by["physics/"].normShares != "0.200000" { // root's 5 children, one share each
+				t.Errorf("physics NormShares %s", by["physics/"].normShares)
+			}
+			// Plain sshare as slurm: every account, only slurm's user rows.
+			mine := rowKeys(sshareRows(t, ru, rel))
+			if strings.Join(mine, " ") != "root/ root/slurm bio/ chem/ physics/ physics/slurm" {
+				t.Errorf("sshare as slurm: %v", mine)
+			}
+			if got := rowKeys(sshareRows(t, ru, rel, "-a", "-A", "physics")); strings.Join(got, " ") != "physics/ physics/slurm" {
+				t.Errorf("sshare -a -A physics: %v", got)
+			}
+			if got := rowKeys(sshareRows(t, ru, rel, "-u", "nobody")); strings.Join(got, " ") != "root/ bio/ bio/nobody chem/ physics/" {
+				t.Errorf("sshare -u nobody: %v", got)
+			}
+		})
+	}
+	// sprio: the frontend runs priority/basic, where slurmctld has no
+	// factors to give; a client configured for multifactor asks anyway
+	// and gets the empty list (its header, nothing else).
+	mf := filepath.Join(f.dir, "multifactor.conf")
+	b, err := os.ReadFile(f.clientConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(mf, []byte(strings.ReplaceAll(string(b), "priority/basic", "priority/multifactor")+"\nPriorityType=priority/multifactor\n"), 0o644)
+	for _, rel := range releases {
+		r := f.as(t)
+		r.conf = mf
+		if out := r.mustRun(rel, "sprio", "-h"); strings.TrimSpace(out) != "" {
+			t.Errorf("%s sprio -h: %q", rel, out)
+		}
+	}
+
+	// PrivateData=usage: a user sees only its own rows.
+	f.stop()
+	b, _ = os.ReadFile(f.configPath)
+	os.WriteFile(f.configPath, append(b, "PrivateData=usage\n"...), 0o644)
+	f.start()
+	if got := rowKeys(sshareRows(t, ru, "24.11", "-a")); strings.Join(got, " ") != "root/slurm physics/slurm" {
+		t.Errorf("PrivateData=usage: sshare -a as slurm: %v", got)
+	}
+	if got := rowKeys(sshareRows(t, f.as(t), "24.11", "-a")); len(got) != 9 {
+		t.Errorf("PrivateData=usage: sshare -a as root: %v", got)
+	}
+}

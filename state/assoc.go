@@ -1,0 +1,193 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"sort"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Associations: the (account, user) pairs the history has seen, each with
+// a small id of its own, kept for sacctmgr and sshare (slurmdbd's
+// association table, which the frontend does not ask a site to fill: on
+// the embedded engine the associations are the ones jobs have used).
+//
+//	hist/p/<account>\x00                  an account: its id
+//	hist/p/<account>\x00<uid>             a user in it: its id, then the user's name
+//	meta/assoc_next_id                    the next id (1 and 2 are the root's)
+//
+// A job that named no account counts in the root account, as slurmdbd
+// files it under its user's default account.
+
+var (
+	prefixAssoc  = []byte("hist/p/")
+	keyAssocNext = []byte("meta/assoc_next_id")
+)
+
+// RootAccount is the account of the association tree's root.
+const RootAccount = "root"
+
+// firstAssocID: 1 is the cluster's root association, 2 root's own user
+// association (as a new slurmdbd has them).
+const firstAssocID = 3
+
+// Assoc is an association: an account's (User "") or a user's in an
+// account.
+type Assoc struct {
+	ID      uint32
+	Account string
+	UID     uint32
+	User    string // "" for an account's association
+}
+
+func assocKey(account string, uid uint32, user bool) []byte {
+	k := append(append(append([]byte(nil), prefixAssoc...), account...), 0)
+	if user {
+		k = be32(k, uid)
+	}
+	return k
+}
+
+// assocTxn makes sure the job's account and (account, user) pair have
+// associations (s.mu held, in the transaction that writes its history).
+func (s *Store) assocTxn(txn *badger.Txn, j *Job) error {
+	acct := j.Account
+	if acct == "" {
+		acct = RootAccount
+	}
+	if acct == RootAccount && j.UserID == 0 {
+		return nil // root's own: always there
+	}
+	for _, user := range []bool{false, true} {
+		k := assocKey(acct, j.UserID, user)
+		if acct == RootAccount && !user {
+			continue
+		}
+		if _, err := txn.Get(k); err == nil {
+			continue
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		if s.assocNext == 0 {
+			s.assocNext = firstAssocID
+			if it, err := txn.Get(keyAssocNext); err == nil {
+				if err := it.Value(func(v []byte) error {
+					if len(v) == 4 {
+						s.assocNext = binary.BigEndian.Uint32(v)
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
+			} else if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+		}
+		v := be32(nil, s.assocNext)
+		if user {
+			v = append(v, j.UserName...)
+		}
+		if err := txn.Set(k, v); err != nil {
+			return err
+		}
+		s.assocNext++
+		if err := txn.Set(keyAssocNext, be32(nil, s.assocNext)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Assocs lists the associations, accounts first then users, each by name.
+func (s *Store) Assocs() ([]Assoc, error) {
+	var out []Assoc
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixAssoc, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefixAssoc); it.Next() {
+			k := it.Item().Key()[len(prefixAssoc):]
+			i := 0
+			for i < len(k) && k[i] != 0 {
+				i++
+			}
+			if i == len(k) {
+				continue
+			}
+			a := Assoc{Account: string(k[:i])}
+			user := len(k) == i+5
+			if user {
+				a.UID = binary.BigEndian.Uint32(k[i+1:])
+			}
+			if err := it.Item().Value(func(v []byte) error {
+				if len(v) >= 4 {
+					a.ID = binary.BigEndian.Uint32(v)
+					if user {
+						a.User = string(v[4:])
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if user && a.User == "" {
+				a.User = "?"
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].User == "") != (out[j].User == "") {
+			return out[i].User == ""
+		}
+		if out[i].Account != out[j].Account {
+			return out[i].Account < out[j].Account
+		}
+		return out[i].User < out[j].User
+	})
+	return out, err
+}
+
+// BackfillAssocs writes the associations of a history written before
+// they were kept, once.
+func (s *Store) BackfillAssocs() (int, error) {
+	if b, err := s.Meta("assocs_backfilled"); err != nil || len(b) > 0 {
+		return 0, err
+	}
+	var jobs []Job
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistJob, PrefetchValues: true})
+		defer it.Close()
+		seen := map[string]bool{}
+		for it.Rewind(); it.ValidForPrefix(prefixHistJob); it.Next() {
+			var h HistJob
+			if err := it.Item().Value(func(v []byte) error { return decodeHistRecord(v, &h) }); err != nil {
+				return err
+			}
+			k := string(be32([]byte(h.Account+"\x00"), h.UserID))
+			if !seen[k] {
+				seen[k] = true
+				jobs = append(jobs, Job{Account: h.Account, UserID: h.UserID, UserName: h.UserName})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	err = s.commit(int64(len(jobs))*128+64, func(txn *badger.Txn) error {
+		for i := range jobs {
+			if err := s.assocTxn(txn, &jobs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return len(jobs), s.PutMeta("assocs_backfilled", []byte("1"))
+}
