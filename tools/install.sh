@@ -11,6 +11,9 @@ export DEBIAN_FRONTEND=noninteractive
 
 ACCT_PACKAGES="slurmdbd mariadb-server"
 # snakemake: its --slurm executor, run against the frontend (TestSnakemake).
+# Extra packages of one root: trixie's snakemake, for TestSnakemake's run
+# with the 24.11 clients.
+EXTRA_trixie="snakemake"
 HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun snakemake $ACCT_PACKAGES"
 POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons
@@ -105,6 +108,19 @@ build_root() {
 			apt-get clean" >>"$ROOTS_DIR/$suite.apt.log" 2>&1 ||
 			{ tail -n 20 "$ROOTS_DIR/$suite.apt.log" >&2; die "$suite: apt-get $ACCT_PACKAGES failed"; }
 		echo "$ACCT_PACKAGES" >"$root/.accounting-ok"
+	fi
+	local extra_var=EXTRA_$suite
+	local extra=${!extra_var:-}
+	if [ -n "$extra" ] && [ "$(cat "$root/.extra-ok" 2>/dev/null)" != "$extra" ]; then
+		log "$suite: apt-get install $extra"
+		set_hosts_lookup "$root" "files dns"
+		chroot "$root" env -i PATH=$CLEAN_PATH DEBIAN_FRONTEND=noninteractive sh -c "
+			apt-get install -y --no-install-recommends $extra ||
+			{ apt-get -q -o Acquire::Check-Valid-Until=false update &&
+			apt-get install -y --no-install-recommends $extra; } &&
+			apt-get clean" >>"$ROOTS_DIR/$suite.apt.log" 2>&1 ||
+			{ tail -n 20 "$ROOTS_DIR/$suite.apt.log" >&2; die "$suite: apt-get $extra failed"; }
+		echo "$extra" >"$root/.extra-ok"
 	fi
 	# No DNS from the root: slurmctld 24.11 reverse-resolves 0.0.0.0 at start.
 	set_hosts_lookup "$root" "files"
