@@ -17,8 +17,10 @@ import (
 //	hist/p/<account>\x00<uid>             a user in it: its id, then the user's name
 //	meta/assoc_next_id                    the next id (1 and 2 are the root's)
 //
-// A job that named no account counts in the root account, as slurmdbd
-// files it under its user's default account.
+// A job that named no account is kept with account "": the controller
+// files it under the account such jobs run in (root on the embedded
+// engine, the default project on Backend.AI), as slurmdbd files it under
+// its user's default account.
 
 var (
 	prefixAssoc  = []byte("hist/p/")
@@ -33,7 +35,7 @@ const RootAccount = "root"
 const firstAssocID = 3
 
 // Assoc is an association: an account's (User "") or a user's in an
-// account.
+// account (Account "": the jobs that named none).
 type Assoc struct {
 	ID      uint32
 	Account string
@@ -53,15 +55,12 @@ func assocKey(account string, uid uint32, user bool) []byte {
 // associations (s.mu held, in the transaction that writes its history).
 func (s *Store) assocTxn(txn *badger.Txn, j *Job) error {
 	acct := j.Account
-	if acct == "" {
-		acct = RootAccount
-	}
-	if acct == RootAccount && j.UserID == 0 {
+	if (acct == RootAccount || acct == "") && j.UserID == 0 {
 		return nil // root's own: always there
 	}
 	for _, user := range []bool{false, true} {
 		k := assocKey(acct, j.UserID, user)
-		if acct == RootAccount && !user {
+		if (acct == RootAccount || acct == "") && !user {
 			continue
 		}
 		if _, err := txn.Get(k); err == nil {

@@ -464,3 +464,34 @@ func (t *TaskUsage) Add(u TaskUsage) {
 type OOMReporter interface {
 	OOMKills() int
 }
+
+// Directory is implemented by engines that keep users and projects
+// (Backend.AI): the accounts, users and associations accounting shows
+// (sacctmgr, sshare), beside those the jobs have used.
+type Directory interface {
+	Directory(ctx context.Context) (*DirectoryInfo, error)
+}
+
+// DirAccount is an account: a Backend.AI project.
+type DirAccount struct {
+	Name, Description, Organization string
+}
+
+// DirUser is a user and the accounts it may use.
+type DirUser struct {
+	Name           string
+	UID            uint32 // the uid its jobs run as (container uid), if known
+	UIDKnown       bool
+	DefaultAccount string
+	Accounts       []string
+	Admin          bool // may administer the cluster (Backend.AI superadmin)
+}
+
+// DirectoryInfo is the engine's directory.
+type DirectoryInfo struct {
+	Accounts []DirAccount
+	Users    []DirUser
+	// JobsAccount is the account jobs that name none run in (Backend.AI:
+	// the engine's default project).
+	JobsAccount string
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lablup/slurm-frontend/translate/backendai/double"
 )
 
 // shareRow is one line of sshare --parsable2 -l.
@@ -153,5 +155,41 @@ func TestSshare(t *testing.T) {
 	}
 	if got := rowKeys(sshareRows(t, f.as(t), "24.11", "-a")); len(got) != 9 {
 		t.Errorf("PrivateData=usage: sshare -a as root: %v", got)
+	}
+}
+
+// sshare on Backend.AI: the accounts are the manager's projects and the
+// users their members (those who never ran a job too), a job that names
+// no account counts in the default project it ran in, and its usage
+// comes from the history as on the embedded engine.
+func TestBackendAISshare(t *testing.T) {
+	_, f := baiFrontend(t, func(d *double.Double) {
+		if _, err := d.AddProject(double.Project{Name: "physics"}); err != nil {
+			t.Fatal(err)
+		}
+		uid := 1234
+		if _, err := d.AddUser(double.User{Username: "alice", Email: "alice@example.com", Projects: []string{"physics"},
+			ContainerUID: &uid, ContainerMainGID: &uid}); err != nil {
+			t.Fatal(err)
+		}
+	}, "")
+	dir, r := slurmDir(t, f, "bai-sshare-")
+	id := sbatchID(t, r, "24.11", "-J", "baishare", "-n", "2", "--mem=2G", "-o", "/dev/null", "--wrap", "sleep 3")
+	waitRows(t, f, dir, 90*time.Second, func(rows map[int]jobRow) bool { return rows[id].state == "COMPLETED" })
+	time.Sleep(6 * time.Second)
+	for _, rel := range releases {
+		rows := sshareRows(t, f.as(t), rel, "-a")
+		// (admin: the double's superadmin, a member of default.)
+		want := "root/ root/root default/ default/admin default/root default/slurm physics/ physics/alice"
+		if got := strings.Join(rowKeys(rows), " "); got != want {
+			t.Errorf("%s sshare -a on Backend.AI: %s\nwant %s\n%s", rel, got, want, lastLines(f.Logs(), 5))
+			continue
+		}
+		if u := rows[5].rawUsage; u < 5 || u > 30 {
+			t.Errorf("%s default/slurm RawUsage %v, want about 6 (2 CPUs, 3 s)", rel, u)
+		}
+		if rows[7].rawUsage != 0 || rows[7].fsShare != "1.000000" {
+			t.Errorf("%s physics/alice: %+v", rel, rows[7])
+		}
 	}
 }

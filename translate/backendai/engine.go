@@ -74,6 +74,8 @@ type Engine struct {
 	lanes     [lanes]chan func() // per-session ordered event work (lane)
 
 	mu       sync.Mutex
+	dir      *translate.DirectoryInfo // Directory's, read at dirAt (e.mu)
+	dirAt    time.Time
 	users    map[string]userEntry             // username → account
 	sessions map[string]*tracked              // ours, by session id
 	ended    map[string]translate.SessionInfo // ends read, until purged

@@ -1,7 +1,9 @@
 package ctld
 
 import (
+	"context"
 	"math"
+	"os/user"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
@@ -143,9 +146,11 @@ func memMB(v string) uint64 {
 	return uint64(n * mult)
 }
 
-func pairOf(acct string, uid uint32) pairKey {
+// pairOf is the association a run of uid in account acct counts in: a
+// run that named no account in the account such runs go to (jobsAcct).
+func pairOf(acct, jobsAcct string, uid uint32) pairKey {
 	if acct == "" {
-		acct = state.RootAccount
+		acct = jobsAcct
 	}
 	return pairKey{acct, uid}
 }
@@ -153,7 +158,7 @@ func pairOf(acct string, uid uint32) pairKey {
 // refreshUsage adds the runs that ended since the last call (all of the
 // last 20 half-lives at first, and again hourly), and returns the usage
 // per pair at now.
-func (c *Controller) refreshUsage(now int64) map[pairKey][usageTRES]float64 {
+func (c *Controller) refreshUsage(now int64, jobsAcct string) map[pairKey][usageTRES]float64 {
 	u := &c.usage
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -178,7 +183,7 @@ func (c *Controller) refreshUsage(now int64) map[pairKey][usageTRES]float64 {
 				alloc = h.TresAllocIDs
 			}
 			use := runUse(&h.Job, alloc, float64(max(h.EndTime-h.StartTime, 0)))
-			k := pairOf(h.Account, h.UserID)
+			k := pairOf(h.Account, "", h.UserID) // mapped when read
 			v := u.byPair[k]
 			if v == nil {
 				v = new([usageTRES]float64)
@@ -195,9 +200,10 @@ func (c *Controller) refreshUsage(now int64) map[pairKey][usageTRES]float64 {
 	out := make(map[pairKey][usageTRES]float64, len(u.byPair))
 	f := decay(float64(u.t0-now), hl)
 	for k, v := range u.byPair {
-		var x [usageTRES]float64
+		k = pairOf(k.acct, jobsAcct, k.uid)
+		x := out[k]
 		for i := range v {
-			x[i] = v[i] * f
+			x[i] += v[i] * f
 		}
 		out[k] = x
 	}
@@ -241,6 +247,13 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 		root.children = append(root.children, a)
 		return a
 	}
+	dirs := c.directory()
+	jobsAcct := state.RootAccount
+	for _, d := range dirs {
+		if d.jobsAcct != "" {
+			jobsAcct = d.jobsAcct
+		}
+	}
 	for _, a := range list {
 		if a.User == "" {
 			acctOf(a.Account, a.ID)
@@ -248,7 +261,22 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 	}
 	for _, a := range list {
 		if a.User != "" {
-			addUser(acctOf(a.Account, 0), a.UID, a.User, a.ID)
+			k := pairOf(a.Account, jobsAcct, a.UID)
+			addUser(acctOf(k.acct, 0), a.UID, a.User, a.ID)
+		}
+	}
+	// The engine's accounts and users (Backend.AI's projects and their
+	// members), the ones no job has used yet too.
+	for _, d := range dirs {
+		for _, acct := range d.accts {
+			acctOf(acct, 0)
+		}
+		for _, u := range d.users {
+			for _, acct := range u.Accounts {
+				if r := addUser(acctOf(acct, 0), u.UID, u.Name, 0); r.id == 0 {
+					r.id, nextID = nextID, nextID+1
+				}
+			}
 		}
 	}
 	// Jobs not in the history yet (pending, running): their pairs, and
@@ -267,7 +295,7 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 			continue
 		}
 		j := e.job()
-		l := liveUse{k: pairOf(j.Account, j.UserID), name: j.UserName}
+		l := liveUse{k: pairOf(j.Account, jobsAcct, j.UserID), name: j.UserName}
 		if codec.JobIsRunning(j.State) && j.StartTime > 0 {
 			el := float64(max(now-j.StartTime, 0))
 			l.use, l.counting = runUse(j, "", el), true
@@ -282,7 +310,7 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 		lives = append(lives, l)
 	}
 	c.mu.Unlock()
-	used := c.refreshUsage(now)
+	used := c.refreshUsage(now, jobsAcct)
 	for _, l := range lives {
 		name := l.name
 		if name == "" {
@@ -404,6 +432,45 @@ func fairTree(root *assocRow) {
 		}
 		u.fsFactor = rank / n
 	}
+}
+
+type dirView struct {
+	accts    []string
+	users    []translate.DirUser
+	jobsAcct string
+}
+
+// directory is the engine's directory, if it keeps one (nil otherwise,
+// or when it cannot be read: the history's associations still show).
+func (c *Controller) directory() []dirView {
+	d, ok := c.opt.Backend.(translate.Directory)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := d.Directory(ctx)
+	if err != nil {
+		c.logf("accounting: the engine's users and projects: %v", err)
+		return nil
+	}
+	v := dirView{users: info.Users, jobsAcct: info.JobsAccount}
+	for _, a := range info.Accounts {
+		v.accts = append(v.accts, a.Name)
+	}
+	for i := range v.users {
+		if u := &v.users[i]; !u.UIDKnown {
+			if pw, err := user.Lookup(u.Name); err == nil {
+				if n, err := strconv.ParseUint(pw.Uid, 10, 32); err == nil {
+					u.UID, u.UIDKnown = uint32(n), true
+				}
+			}
+		}
+		if u := &v.users[i]; !u.UIDKnown {
+			u.UID = codec.NoVal // no uid here: never root's
+		}
+	}
+	return []dirView{v}
 }
 
 // shareInfo answers REQUEST_SHARE_INFO (sshare).

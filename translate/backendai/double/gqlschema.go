@@ -499,7 +499,32 @@ func buildSchema() map[string]*gType {
 		"min": f("String", v(func(r *resLimit) any { return r.min })),
 		"max": f("String", v(func(r *resLimit) any { return r.max })),
 	}
-	types := map[string]fmap{"Query": query, "ComputeSession": sess, "ComputeContainer": kern, "Agent": agentF,
+	// Group: the legacy project type (models/gql_models/group.py).
+	grp := fmap{
+		"id":                    f("UUID", v(func(p *project) any { return p.id })),
+		"name":                  f("String", v(func(p *project) any { return p.name })),
+		"description":           f("String", v(func(p *project) any { return "" })),
+		"is_active":             f("Boolean", v(func(p *project) any { return p.active })),
+		"created_at":            f("DateTime", v(func(p *project) any { return p.createdAt })),
+		"modified_at":           f("DateTime", v(func(p *project) any { return p.createdAt })),
+		"domain_name":           f("String", v(func(p *project) any { return p.domain })),
+		"total_resource_slots":  f("JSONString", v(func(p *project) any { return jsonString{map[string]any{}} })),
+		"allowed_vfolder_hosts": f("JSONString", v(func(p *project) any { return jsonString{map[string]any{}} })),
+		"integration_id":        f("String", v(func(p *project) any { return nil })),
+		"resource_policy":       f("String", v(func(p *project) any { return "default" })),
+		"type":                  f("String", v(func(p *project) any { return "GENERAL" })),
+		"container_registry":    f("JSONString", v(func(p *project) any { return nil })),
+		"scaling_groups": f("[String]", v(func(p *project) any {
+			out := []any{}
+			for _, rg := range p.rgs {
+				out = append(out, rg)
+			}
+			return out
+		})),
+	}
+	query["groups"] = f("[Group]", resolveGroups, arg("domain_name", "String"), arg("is_active", "Boolean"), arg("type", "[String]"))
+	query["groups_by_name"] = f("[Group]", resolveGroupsByName, arg("name", "String!"), arg("domain_name", "String"))
+	types := map[string]fmap{"Query": query, "Group": grp, "ComputeSession": sess, "ComputeContainer": kern, "Agent": agentF,
 		"ScalingGroup": sg, "User": usr, "UserGroup": ug, "KeyPair": kpF, "ComputeSessionList": list("ComputeSession"),
 		"AgentList": list("Agent"), "UserList": list("User"), "Image": imgF, "ResourceLimit": rlF}
 	out := map[string]*gType{}
@@ -1034,6 +1059,77 @@ func resolveScalingGroup(x *gqlExec, _ any, a map[string]any) (any, error) {
 		return rg, nil
 	}
 	return nil, nil
+}
+
+// resolveGroups is Queries.resolve_groups: a superadmin sees the given
+// domain's (or every) GENERAL project, an admin its own domain's, a user
+// the projects it is a member of.
+func resolveGroups(x *gqlExec, _ any, a map[string]any) (any, error) {
+	active, hasActive := a["is_active"].(bool)
+	out := []any{}
+	keep := func(p *project) bool { return !hasActive || p.active == active }
+	switch x.au.user.role {
+	case "user":
+		for _, p := range x.au.user.projects {
+			if keep(p) {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	case "superadmin", "admin":
+	default:
+		return nil, errors.New("Missing or invalid API parameters. (Unknown client role)")
+	}
+	dom, err := x.userScope(a)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range x.d.sortedProjects() {
+		if (dom == nil || p.domain == *dom) && keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// resolveGroupsByName is Queries.resolve_groups_by_name.
+func resolveGroupsByName(x *gqlExec, _ any, a map[string]any) (any, error) {
+	name, _ := argStr(a, "name")
+	var dom *string
+	switch x.au.user.role {
+	case "superadmin":
+		if s, ok := argStr(a, "domain_name"); ok {
+			dom = &s
+		}
+	case "admin", "user":
+		if s, ok := argStr(a, "domain_name"); ok && s != x.au.user.domain {
+			return nil, errors.New("Insufficient privilege.")
+		}
+		d := x.au.user.domain
+		dom = &d
+	default:
+		return nil, errors.New("Missing or invalid API parameters. (Unknown client role)")
+	}
+	out := []any{}
+	for _, p := range x.d.sortedProjects() {
+		if p.name != name || (dom != nil && p.domain != *dom) {
+			continue
+		}
+		if x.au.user.role == "user" && !memberOf(x.au.user, p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func memberOf(u *user, p *project) bool {
+	for _, q := range u.projects {
+		if q == p {
+			return true
+		}
+	}
+	return false
 }
 
 func (x *gqlExec) userScope(a map[string]any) (*string, error) {
