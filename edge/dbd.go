@@ -19,6 +19,33 @@ import (
 // AccountingHandler answers a connection's requests (uid: its identity).
 type AccountingHandler interface {
 	AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) codec.GotJobs
+	AccountingAssocs(uid uint32, cond *codec.AssocCond, v uint16) codec.GotAssocs
+	AccountingUsers(uid uint32, cond *codec.UserCond, v uint16) codec.GotUsers
+	AccountingAccounts(uid uint32, cond *codec.AccountCond, v uint16) codec.GotAccounts
+	AccountingClusters(uid uint32, cond *codec.ClusterCond, v uint16) codec.GotClusters
+	AccountingQOS(uid uint32, cond *codec.QOSCond, v uint16) codec.GotQOS
+	AccountingWCKeys(uid uint32, cond *codec.WCKeyCond, v uint16) codec.GotWCKeys
+	// AccountingWrite answers an add, modify or remove: its return code
+	// and the text the client prints.
+	AccountingWrite(uid uint32, typ uint16, v uint16) (uint32, string)
+}
+
+// encoder is a reply body of the accounting GETs.
+type encoder interface {
+	Encode(w *codec.Writer, v uint16)
+}
+
+// get decodes a GET's condition into cond and answers with the handler's
+// reply (nil: undecodable, answered with an RC).
+func dbdGet[C any, PC interface {
+	*C
+	Decode(r *codec.Reader, v uint16) error
+}](r *codec.Reader, v uint16, answer func(*C) encoder) encoder {
+	var cond C
+	if PC(&cond).Decode(r, v) != nil || r.Remaining() != 0 {
+		return nil
+	}
+	return answer(&cond)
 }
 
 // DBDServer is the accounting listener.
@@ -169,7 +196,39 @@ func (s *DBDServer) serve(c net.Conn) {
 			if _, err := c.Write(codec.AppendDBDFrame(nil, codec.DBD_GOT_TRES, w.B)); err != nil {
 				return
 			}
+		case codec.DBD_GET_ASSOCS, codec.DBD_GET_USERS, codec.DBD_GET_ACCOUNTS, codec.DBD_GET_CLUSTERS,
+			codec.DBD_GET_QOS, codec.DBD_GET_WCKEYS:
+			var rep encoder
+			switch typ {
+			case codec.DBD_GET_ASSOCS:
+				rep = dbdGet(&r, v, func(x *codec.AssocCond) encoder { g := s.h.AccountingAssocs(uid, x, v); return &g })
+			case codec.DBD_GET_USERS:
+				rep = dbdGet(&r, v, func(x *codec.UserCond) encoder { g := s.h.AccountingUsers(uid, x, v); return &g })
+			case codec.DBD_GET_ACCOUNTS:
+				rep = dbdGet(&r, v, func(x *codec.AccountCond) encoder { g := s.h.AccountingAccounts(uid, x, v); return &g })
+			case codec.DBD_GET_CLUSTERS:
+				rep = dbdGet(&r, v, func(x *codec.ClusterCond) encoder { g := s.h.AccountingClusters(uid, x, v); return &g })
+			case codec.DBD_GET_QOS:
+				rep = dbdGet(&r, v, func(x *codec.QOSCond) encoder { g := s.h.AccountingQOS(uid, x, v); return &g })
+			case codec.DBD_GET_WCKEYS:
+				rep = dbdGet(&r, v, func(x *codec.WCKeyCond) encoder { g := s.h.AccountingWCKeys(uid, x, v); return &g })
+			}
+			if rep == nil {
+				s.rc(c, codec.SLURM_ERROR, "undecodable "+codec.DBDMsgName(typ), typ)
+				continue
+			}
+			got, _ := codec.DBDGotType(typ, v)
+			var w codec.Writer
+			rep.Encode(&w, v)
+			if _, err := c.Write(codec.AppendDBDFrame(nil, got, w.B)); err != nil {
+				return
+			}
 		default:
+			if codec.DBDIsWrite(typ) {
+				rc, text := s.h.AccountingWrite(uid, typ, v)
+				s.rc(c, rc, text, typ)
+				continue
+			}
 			s.rc(c, codec.ESLURM_NOT_SUPPORTED, fmt.Sprintf("slurm-frontend's accounting does not answer %s yet", codec.DBDMsgName(typ)), typ)
 		}
 	}

@@ -16,6 +16,26 @@ func (a fakeAcct) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) code
 	return codec.GotJobs{Jobs: []codec.DBDJob{{JobID: 42, JobName: "x", ShowFull: 1, ArrayTaskID: codec.NoVal}}}
 }
 
+func (a fakeAcct) AccountingAssocs(uint32, *codec.AssocCond, uint16) codec.GotAssocs {
+	return codec.GotAssocs{Assocs: []codec.AssocRec{{Acct: "root", ID: 1}}}
+}
+func (a fakeAcct) AccountingUsers(uint32, *codec.UserCond, uint16) codec.GotUsers {
+	return codec.GotUsers{}
+}
+func (a fakeAcct) AccountingAccounts(uint32, *codec.AccountCond, uint16) codec.GotAccounts {
+	return codec.GotAccounts{}
+}
+func (a fakeAcct) AccountingClusters(uint32, *codec.ClusterCond, uint16) codec.GotClusters {
+	return codec.GotClusters{}
+}
+func (a fakeAcct) AccountingQOS(uint32, *codec.QOSCond, uint16) codec.GotQOS { return codec.GotQOS{} }
+func (a fakeAcct) AccountingWCKeys(uint32, *codec.WCKeyCond, uint16) codec.GotWCKeys {
+	return codec.GotWCKeys{}
+}
+func (a fakeAcct) AccountingWrite(uint32, uint16, uint16) (uint32, string) {
+	return codec.ESLURM_NOT_SUPPORTED, "no"
+}
+
 func dbdTestServer(t *testing.T) (*DBDServer, fakeAcct) {
 	h := fakeAcct{uid: make(chan uint32, 8)}
 	s, err := NewDBDServer("127.0.0.1:0", h, fakeAuth{}, nil)
@@ -113,24 +133,39 @@ func TestDBDServerBadInput(t *testing.T) {
 	default:
 	}
 
-	// A good connection: a bad request is answered and the connection
-	// goes on; an unknown one is refused by name; FINI closes.
+	// A good connection: bad requests are answered and the connection
+	// goes on; an unserved one is refused by name, a write by the
+	// handler's refusal; FINI closes.
 	types, bodies := dbdExchange(t, s,
 		initFrame("MUNGE:good:", codec.V24_11),
 		codec.AppendDBDFrame(nil, codec.DBD_GET_JOBS_COND, []byte{0, 0}),
-		codec.AppendDBDFrame(nil, codec.DBD_GET_USERS, nil),
+		codec.AppendDBDFrame(nil, codec.DBD_GET_EVENTS, nil),
+		codec.AppendDBDFrame(nil, codec.DBD_GET_USERS, []byte{0, 1, 2}),
+		codec.AppendDBDFrame(nil, codec.DBD_ADD_USERS, []byte{9}),
 		getJobs, fini, getJobs)
-	if len(types) != 4 || types[0] != codec.PERSIST_RC || types[1] != codec.PERSIST_RC || types[2] != codec.PERSIST_RC || types[3] != codec.DBD_GOT_JOBS {
+	if len(types) != 6 || types[5] != codec.DBD_GOT_JOBS {
 		t.Fatalf("answers %v", types)
 	}
+	for i := 0; i < 5; i++ {
+		if types[i] != codec.PERSIST_RC {
+			t.Fatalf("answers %v", types)
+		}
+	}
+	if rc := persistRC(t, bodies[3]); rc.RC != codec.SLURM_ERROR || rc.RetInfo != codec.DBD_GET_USERS {
+		t.Errorf("a truncated user condition answered %+v", rc)
+	}
+	if rc := persistRC(t, bodies[4]); rc.RC != codec.ESLURM_NOT_SUPPORTED || rc.Comment != "no" {
+		t.Errorf("DBD_ADD_USERS answered %+v", rc)
+	}
+	bodies = append(bodies[:3], bodies[5:]...)
 	if rc := persistRC(t, bodies[0]); rc.RC != 0 || rc.RetInfo != codec.V24_11 {
 		t.Errorf("init answer %+v", rc)
 	}
 	if rc := persistRC(t, bodies[1]); rc.RC == 0 {
 		t.Errorf("a truncated job condition answered %+v", rc)
 	}
-	if rc := persistRC(t, bodies[2]); rc.RC != codec.ESLURM_NOT_SUPPORTED || rc.Comment != "slurm-frontend's accounting does not answer DBD_GET_USERS yet" {
-		t.Errorf("DBD_GET_USERS answered %+v", rc)
+	if rc := persistRC(t, bodies[2]); rc.RC != codec.ESLURM_NOT_SUPPORTED || rc.Comment != "slurm-frontend's accounting does not answer DBD_GET_EVENTS yet" {
+		t.Errorf("DBD_GET_EVENTS answered %+v", rc)
 	}
 	var got codec.GotJobs
 	r := codec.NewReader(bodies[3])

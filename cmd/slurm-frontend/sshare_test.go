@@ -128,6 +128,25 @@ func TestSshare(t *testing.T) {
 			}
 		})
 	}
+	// sreport over the last two hours (it rounds to hours), in CPU
+	// seconds: the cluster's allocated time, the top user, the usage by
+	// account and user, from the same history.
+	window := []string{"-t", "seconds", "start=" + time.Now().Add(-time.Hour).Truncate(time.Hour).Format("2006-01-02T15:04:05"), "end=now"}
+	num := func(s string) float64 { n, _ := strconv.ParseFloat(s, 64); return n }
+	for _, rel := range releases {
+		out := f.mustRun(rel, append([]string{"sreport", "-n", "-P", "cluster", "utilization"}, window...)...)
+		if c := strings.Split(strings.TrimSpace(out), "|"); len(c) < 7 || c[0] != "acctdiff" && c[0] != "refcluster" || num(c[1]) < 7 || num(c[1]) > 40 || num(c[6]) < num(c[1]) {
+			t.Errorf("%s sreport cluster utilization: %q", rel, out)
+		}
+		out = f.mustRun(rel, append([]string{"sreport", "-n", "-P", "user", "topusage"}, window...)...)
+		if l := strings.Split(strings.TrimSpace(out), "\n"); len(l) < 1 || !strings.HasPrefix(l[0], "refcluster|slurm||physics|") || num(strings.Split(l[0], "|")[4]) < 5 {
+			t.Errorf("%s sreport user topusage: %q", rel, out)
+		}
+		out = f.mustRun(rel, append([]string{"sreport", "-n", "-P", "cluster", "accountutilizationbyuser"}, window...)...)
+		if !strings.Contains(out, "refcluster|physics|slurm|") || !strings.Contains(out, "refcluster|root|||") {
+			t.Errorf("%s sreport cluster accountutilizationbyuser: %q", rel, out)
+		}
+	}
 	// sprio: the frontend runs priority/basic, where slurmctld has no
 	// factors to give; a client configured for multifactor asks anyway
 	// and gets the empty list (its header, nothing else).

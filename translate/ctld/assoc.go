@@ -248,12 +248,7 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 		return a
 	}
 	dirs := c.directory()
-	jobsAcct := state.RootAccount
-	for _, d := range dirs {
-		if d.jobsAcct != "" {
-			jobsAcct = d.jobsAcct
-		}
-	}
+	jobsAcct := jobsAccount(dirs)
 	for _, a := range list {
 		if a.User == "" {
 			acctOf(a.Account, a.ID)
@@ -436,8 +431,64 @@ func fairTree(root *assocRow) {
 
 type dirView struct {
 	accts    []string
+	accounts []translate.DirAccount
 	users    []translate.DirUser
 	jobsAcct string
+}
+
+// jobsAccount is the account jobs that name none count in.
+func jobsAccount(dirs []dirView) string {
+	for _, d := range dirs {
+		if d.jobsAcct != "" {
+			return d.jobsAcct
+		}
+	}
+	return state.RootAccount
+}
+
+// windowUse is what each association's runs were allocated in [start,
+// end) (TRES-seconds, not decayed): sreport's figures.
+func (c *Controller) windowUse(start, end int64, jobsAcct string) map[pairKey][usageTRES]float64 {
+	now := time.Now().Unix()
+	if end == 0 || end > now {
+		end = now
+	}
+	out := map[pairKey][usageTRES]float64{}
+	add := func(j *state.Job, alloc string, s, e int64) {
+		s, e = max(s, start), min(e, end)
+		if s >= e || j.StartTime == 0 {
+			return
+		}
+		k := pairOf(j.Account, jobsAcct, j.UserID)
+		x := out[k]
+		u := runUse(j, alloc, float64(e-s))
+		for i := range u {
+			x[i] += u[i]
+		}
+		out[k] = x
+	}
+	if c.opt.Store != nil {
+		_ = c.opt.Store.RunsEnded(start, 1<<62, func(h *state.HistJob) bool {
+			alloc := ""
+			if h.Origin == state.OriginSlurmdbd {
+				alloc = h.TresAllocIDs
+			}
+			add(&h.Job, alloc, h.StartTime, h.EndTime)
+			return true
+		})
+	}
+	c.mu.Lock()
+	var running []state.Job
+	for _, e := range c.jobs {
+		if j := e.job(); codec.JobIsRunning(j.State) && j.StartTime > 0 {
+			running = append(running, *j)
+		}
+	}
+	c.mu.Unlock()
+	for i := range running {
+		add(&running[i], "", running[i].StartTime, now)
+	}
+	return out
 }
 
 // directory is the engine's directory, if it keeps one (nil otherwise,
@@ -454,7 +505,7 @@ func (c *Controller) directory() []dirView {
 		c.logf("accounting: the engine's users and projects: %v", err)
 		return nil
 	}
-	v := dirView{users: info.Users, jobsAcct: info.JobsAccount}
+	v := dirView{users: info.Users, jobsAcct: info.JobsAccount, accounts: info.Accounts}
 	for _, a := range info.Accounts {
 		v.accts = append(v.accts, a.Name)
 	}
