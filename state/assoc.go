@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"sort"
 
@@ -58,44 +59,49 @@ func (s *Store) assocTxn(txn *badger.Txn, j *Job) error {
 	if (acct == RootAccount || acct == "") && j.UserID == 0 {
 		return nil // root's own: always there
 	}
-	for _, user := range []bool{false, true} {
-		k := assocKey(acct, j.UserID, user)
-		if (acct == RootAccount || acct == "") && !user {
-			continue
-		}
-		if _, err := txn.Get(k); err == nil {
-			continue
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
-			return err
-		}
-		if s.assocNext == 0 {
-			s.assocNext = firstAssocID
-			if it, err := txn.Get(keyAssocNext); err == nil {
-				if err := it.Value(func(v []byte) error {
-					if len(v) == 4 {
-						s.assocNext = binary.BigEndian.Uint32(v)
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-			} else if !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-		}
-		v := be32(nil, s.assocNext)
-		if user {
-			v = append(v, j.UserName...)
-		}
-		if err := txn.Set(k, v); err != nil {
-			return err
-		}
-		s.assocNext++
-		if err := txn.Set(keyAssocNext, be32(nil, s.assocNext)); err != nil {
+	if acct != RootAccount && acct != "" {
+		if err := s.acctTxn(txn, acct); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.newAssoc(txn, assocKey(acct, j.UserID, true), j.UserName)
+}
+
+// acctTxn makes sure an account has its association.
+func (s *Store) acctTxn(txn *badger.Txn, acct string) error {
+	if acct == RootAccount || acct == "" {
+		return nil
+	}
+	return s.newAssoc(txn, assocKey(acct, 0, false), "")
+}
+
+// newAssoc gives key the next id if it has none.
+func (s *Store) newAssoc(txn *badger.Txn, k []byte, user string) error {
+	if _, err := txn.Get(k); err == nil {
+		return nil
+	} else if !errors.Is(err, badger.ErrKeyNotFound) {
+		return err
+	}
+	if s.assocNext == 0 {
+		s.assocNext = firstAssocID
+		if it, err := txn.Get(keyAssocNext); err == nil {
+			if err := it.Value(func(v []byte) error {
+				if len(v) == 4 {
+					s.assocNext = binary.BigEndian.Uint32(v)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+	}
+	if err := txn.Set(k, append(be32(nil, s.assocNext), user...)); err != nil {
+		return err
+	}
+	s.assocNext++
+	return txn.Set(keyAssocNext, be32(nil, s.assocNext))
 }
 
 // Assocs lists the associations, accounts first then users, each by name.
@@ -189,4 +195,93 @@ func (s *Store) BackfillAssocs() (int, error) {
 		return 0, err
 	}
 	return len(jobs), s.PutMeta("assocs_backfilled", []byte("1"))
+}
+
+// ImportedDirectory is the accounts and users of a slurmdbd database an
+// import read (meta/imported_directory): what the history's associations
+// do not say, descriptions, the account tree, shares, default accounts
+// and administrators.
+type ImportedDirectory struct {
+	Accounts []ImportedAccount `json:"accounts"`
+	Users    []ImportedUser    `json:"users"`
+	Assocs   []ImportedAssoc   `json:"assocs"`
+}
+
+// ImportedAccount is an account of the imported database.
+type ImportedAccount struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Organization string `json:"organization"`
+	Parent       string `json:"parent,omitempty"`
+}
+
+// ImportedUser is a user of the imported database.
+type ImportedUser struct {
+	Name       string `json:"name"`
+	UID        uint32 `json:"uid"`
+	UIDKnown   bool   `json:"uid_known"`
+	AdminLevel uint16 `json:"admin_level"` // SLURMDB_ADMIN_*: 1 none, 2 operator, 3 administrator
+	Default    string `json:"default_account,omitempty"`
+}
+
+// ImportedAssoc is an association (User "": the account's own).
+type ImportedAssoc struct {
+	Account string `json:"account"`
+	User    string `json:"user,omitempty"`
+	Shares  uint32 `json:"shares"`
+}
+
+var keyImportedDir = "imported_directory"
+
+// PutImportedDirectory keeps d, and gives its users' associations ids
+// (those with a known uid; the others are listed from d).
+func (s *Store) PutImportedDirectory(d *ImportedDirectory) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	uids := map[string]ImportedUser{}
+	for _, u := range d.Users {
+		uids[u.Name] = u
+	}
+	var jobs []Job
+	for _, a := range d.Assocs {
+		if a.User == "" {
+			jobs = append(jobs, Job{Account: a.Account, UserID: 0xfffffffe}) // the account's own (below)
+			continue
+		}
+		if u := uids[a.User]; u.UIDKnown {
+			jobs = append(jobs, Job{Account: a.Account, UserID: u.UID, UserName: a.User})
+		}
+	}
+	s.mu.Lock()
+	err = s.commit(int64(len(b)+len(jobs)*128)+64, func(txn *badger.Txn) error {
+		for i := range jobs {
+			j := &jobs[i]
+			if j.UserID == 0xfffffffe {
+				// Only the account: a pair with no user would be made
+				// otherwise.
+				if err := s.acctTxn(txn, j.Account); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := s.assocTxn(txn, j); err != nil {
+				return err
+			}
+		}
+		return txn.Set(append(append([]byte(nil), prefixMeta...), keyImportedDir...), b)
+	})
+	s.mu.Unlock()
+	return err
+}
+
+// ImportedDirectoryOf reads what PutImportedDirectory kept (nil: none).
+func (s *Store) ImportedDirectoryOf() (*ImportedDirectory, error) {
+	b, err := s.Meta(keyImportedDir)
+	if err != nil || len(b) == 0 {
+		return nil, err
+	}
+	d := &ImportedDirectory{}
+	return d, json.Unmarshal(b, d)
 }

@@ -30,6 +30,11 @@ func TestImportSlurmdbd(t *testing.T) {
 	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: filepath.Join(dir, "w")}.user("slurm")
 	os.MkdirAll(real.dir, 0o777)
 	os.Chmod(real.dir, 0o777)
+	// The site's accounts: a tree, a description, shares, a default
+	// account that jobs naming none go to.
+	real.mustRun(rel, "sacctmgr", "-i", "add", "account", "physics", "Description=Physics dept", "Organization=sci")
+	real.mustRun(rel, "sacctmgr", "-i", "add", "account", "theory", "parent=physics", "Description=theory group", "Organization=sci")
+	real.mustRun(rel, "sacctmgr", "-i", "add", "user", "slurm", "account=theory", "fairshare=5")
 	t0 := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
 	id := func(out string) string { return regexp.MustCompile(`\d+`).FindString(out) }
 	real.mustRun(rel, "sbatch", "-J", "okjob", "-o", "/dev/null", "--wrap", "true")
@@ -97,6 +102,16 @@ func TestImportSlurmdbd(t *testing.T) {
 		}
 	}
 	check("imported")
+	for _, q := range [][]string{
+		{"sacctmgr", "show", "assoc", "format=cluster,account,user,share,parentname,qos", "-P"},
+		{"sacctmgr", "show", "account"},
+		{"sacctmgr", "show", "user"},
+		{"sshare", "-a", "-P", "-o", "Account,User,RawShares,NormShares"},
+	} {
+		if want, got := real.mustRun(rel, q...), f.as(t).mustRun(rel, q...); got != want {
+			t.Errorf("imported: %s:\nours\n%s\nslurmdbd\n%s", strings.Join(q, " "), got, want)
+		}
+	}
 	f.stop()
 	f.start()
 	check("after a restart")

@@ -164,11 +164,21 @@ func TestSshare(t *testing.T) {
 		}
 	}
 
-	// PrivateData=usage: a user sees only its own rows.
+	// PrivateData=usage,users,accounts: a user sees only its own rows,
+	// its own user and the accounts it is in.
 	f.stop()
 	b, _ = os.ReadFile(f.configPath)
-	os.WriteFile(f.configPath, append(b, "PrivateData=usage\n"...), 0o644)
+	os.WriteFile(f.configPath, append(b, "PrivateData=usage,users,accounts\n"...), 0o644)
 	f.start()
+	if got := ru.mustRun("24.11", "sacctmgr", "-n", "-P", "show", "user", "format=user"); got != "slurm\n" {
+		t.Errorf("PrivateData=users: sacctmgr show user as slurm: %q", got)
+	}
+	if got := ru.mustRun("24.11", "sacctmgr", "-n", "-P", "show", "account", "format=account"); got != "physics\nroot\n" {
+		t.Errorf("PrivateData=accounts: sacctmgr show account as slurm: %q", got)
+	}
+	if got := f.mustRun("24.11", "sacctmgr", "-n", "-P", "show", "user", "format=user"); got != "nobody\nroot\nslurm\n" {
+		t.Errorf("PrivateData=users: sacctmgr show user as root: %q", got)
+	}
 	if got := rowKeys(sshareRows(t, ru, "24.11", "-a")); strings.Join(got, " ") != "root/slurm physics/slurm" {
 		t.Errorf("PrivateData=usage: sshare -a as slurm: %v", got)
 	}

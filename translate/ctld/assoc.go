@@ -235,19 +235,33 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 	for _, a := range list {
 		nextID = max(nextID, a.ID+1)
 	}
-	acctOf := func(name string, id uint32) *assocRow {
+	dirs := c.directory()
+	parentOf := map[string]string{}
+	for _, d := range dirs {
+		for a, p := range d.parents {
+			parentOf[a] = p
+		}
+	}
+	var acctOf func(name string, id uint32) *assocRow
+	depth := 0
+	acctOf = func(name string, id uint32) *assocRow {
 		if a := accts[name]; a != nil {
 			return a
 		}
 		if id == 0 {
 			id, nextID = nextID, nextID+1
 		}
-		a := &assocRow{id: id, acct: name, parent: root, shares: 1}
+		parent := root
+		if p := parentOf[name]; p != "" && p != name && depth < 64 {
+			depth++
+			parent = acctOf(p, 0)
+			depth--
+		}
+		a := &assocRow{id: id, acct: name, parent: parent, shares: 1}
 		accts[name] = a
-		root.children = append(root.children, a)
+		parent.children = append(parent.children, a)
 		return a
 	}
-	dirs := c.directory()
 	jobsAcct := jobsAccount(dirs)
 	for _, a := range list {
 		if a.User == "" {
@@ -339,6 +353,22 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 			}
 		}
 		r.usage = v
+	}
+	// Shares, where the imported database gave them.
+	for _, d := range dirs {
+		for k, n := range d.shares {
+			if k[1] == "" {
+				if a := accts[k[0]]; a != nil && a != root {
+					a.shares = n
+				}
+				continue
+			}
+			for pk, r := range users {
+				if pk.acct == k[0] && r.user == k[1] {
+					r.shares = n
+				}
+			}
+		}
 	}
 	// Sums up the tree, then Fair Tree's figures.
 	var sum func(a *assocRow)
@@ -434,6 +464,11 @@ type dirView struct {
 	accounts []translate.DirAccount
 	users    []translate.DirUser
 	jobsAcct string
+	// From an imported slurmdbd database: the account tree, shares, and
+	// who is an operator.
+	parents   map[string]string
+	shares    map[[2]string]uint32 // (account, user "" for the account's own)
+	operators map[string]bool
 }
 
 // jobsAccount is the account jobs that name none count in.
@@ -494,16 +529,20 @@ func (c *Controller) windowUse(start, end int64, jobsAcct string) map[pairKey][u
 // directory is the engine's directory, if it keeps one (nil otherwise,
 // or when it cannot be read: the history's associations still show).
 func (c *Controller) directory() []dirView {
+	var out []dirView
+	if v := c.importedView(); v != nil {
+		out = append(out, *v)
+	}
 	d, ok := c.opt.Backend.(translate.Directory)
 	if !ok {
-		return nil
+		return out
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	info, err := d.Directory(ctx)
 	if err != nil {
 		c.logf("accounting: the engine's users and projects: %v", err)
-		return nil
+		return out
 	}
 	v := dirView{users: info.Users, jobsAcct: info.JobsAccount, accounts: info.Accounts}
 	for _, a := range info.Accounts {
@@ -521,7 +560,54 @@ func (c *Controller) directory() []dirView {
 			u.UID = codec.NoVal // no uid here: never root's
 		}
 	}
-	return []dirView{v}
+	return append(out, v)
+}
+
+// importedView is the directory an import-slurmdbd kept (read once: the
+// import runs with the server stopped).
+func (c *Controller) importedView() *dirView {
+	c.impOnce.Do(func() {
+		if c.opt.Store == nil {
+			return
+		}
+		d, err := c.opt.Store.ImportedDirectoryOf()
+		if err != nil {
+			c.logf("accounting: the imported accounts: %v", err)
+		}
+		if d == nil {
+			return
+		}
+		v := &dirView{parents: map[string]string{}, shares: map[[2]string]uint32{}, operators: map[string]bool{}}
+		for _, a := range d.Accounts {
+			v.accounts = append(v.accounts, translate.DirAccount{Name: a.Name, Description: a.Description, Organization: a.Organization})
+			if a.Name != state.RootAccount {
+				v.accts = append(v.accts, a.Name)
+			}
+			if a.Parent != "" {
+				v.parents[a.Name] = a.Parent
+			}
+		}
+		for _, a := range d.Assocs {
+			v.shares[[2]string{a.Account, a.User}] = a.Shares
+		}
+		for _, u := range d.Users {
+			du := translate.DirUser{Name: u.Name, UID: u.UID, UIDKnown: u.UIDKnown, DefaultAccount: u.Default, Admin: u.AdminLevel >= 3}
+			if !u.UIDKnown {
+				du.UID = codec.NoVal
+			}
+			for _, a := range d.Assocs {
+				if a.User == u.Name {
+					du.Accounts = append(du.Accounts, a.Account)
+				}
+			}
+			if u.AdminLevel == 2 {
+				v.operators[u.Name] = true
+			}
+			v.users = append(v.users, du)
+		}
+		c.imp = v
+	})
+	return c.imp
 }
 
 // shareInfo answers REQUEST_SHARE_INFO (sshare).

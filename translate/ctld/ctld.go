@@ -73,7 +73,9 @@ type Options struct {
 // Controller is the frontend's slurmctld.
 type Controller struct {
 	usage    usageCache // sshare's decayed usage (assoc.go)
-	purgedAt int64      // when purgeFinished last looked (seconds; c.mu)
+	impOnce  sync.Once  // the imported accounts, read once (assoc.go)
+	imp      *dirView
+	purgedAt int64 // when purgeFinished last looked (seconds; c.mu)
 	opt      Options
 	snap     atomic.Pointer[Snapshot]
 	chunks   chunkCache // encoded job records, reused by the next snapshot

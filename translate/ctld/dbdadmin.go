@@ -286,11 +286,15 @@ func (c *Controller) AccountingUsers(uid uint32, cond *codec.UserCond, v uint16)
 	rows := c.assocTree(time.Now().Unix())
 	def := c.defaultAccounts(rows)
 	admins := map[string]bool{"root": true}
+	operators := map[string]bool{}
 	for _, d := range c.directory() {
 		for _, u := range d.users {
 			if u.Admin {
 				admins[u.Name] = true
 			}
+		}
+		for n := range d.operators {
+			operators[n] = true
 		}
 	}
 	var use map[*assocRow][usageTRES]float64
@@ -328,6 +332,8 @@ func (c *Controller) AccountingUsers(uid uint32, cond *codec.UserCond, v uint16)
 		r := codec.UserRec{AdminLevel: codec.AdminNone, DefaultAcct: def[n], Name: n}
 		if admins[n] {
 			r.AdminLevel = codec.AdminSuperUser
+		} else if operators[n] {
+			r.AdminLevel = codec.AdminOperator
 		}
 		if cond.AdminLevel != codec.AdminNotSet && r.AdminLevel < cond.AdminLevel {
 			continue

@@ -130,6 +130,9 @@ func Import(ctx context.Context, st *state.Store, o Options) (*Result, error) {
 			o.Progress(seen, total)
 		}
 	}
+	if err := importDirectory(ctx, db, st, res.Cluster, names); err != nil {
+		return res, err
+	}
 	// New jobs continue the old cluster's ids (as its FirstJobId would):
 	// sacct -j of an old id keeps meaning the old job.
 	if res.MaxJobID > 0 {
@@ -138,6 +141,75 @@ func Import(ctx context.Context, st *state.Store, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// importDirectory keeps the cluster's accounts (descriptions, the tree),
+// users (administrators, default accounts) and associations' shares.
+func importDirectory(ctx context.Context, db *sql.DB, st *state.Store, cluster string, names map[uint32]string) error {
+	d := &state.ImportedDirectory{}
+	parents := map[string]string{}
+	rows, err := db.QueryContext(ctx, "SELECT `user`, acct, parent_acct, shares, is_def FROM `"+cluster+"_assoc_table` WHERE deleted=0 AND `partition`='' ORDER BY id_assoc")
+	if err != nil {
+		return fmt.Errorf("reading the associations: %w", err)
+	}
+	defaults := map[string]string{}
+	for rows.Next() {
+		var a state.ImportedAssoc
+		var parent string
+		var shares int64
+		var isDef int
+		if err := rows.Scan(&a.User, &a.Account, &parent, &shares, &isDef); err != nil {
+			rows.Close()
+			return err
+		}
+		if shares >= 0 && shares < 1<<31 {
+			a.Shares = uint32(shares)
+		} else {
+			a.Shares = 1
+		}
+		if a.User == "" && parent != "" {
+			parents[a.Account] = parent
+		}
+		if a.User != "" && isDef != 0 {
+			defaults[a.User] = a.Account
+		}
+		d.Assocs = append(d.Assocs, a)
+	}
+	rows.Close()
+	rows, err = db.QueryContext(ctx, "SELECT name, description, organization FROM acct_table WHERE deleted=0 ORDER BY name")
+	if err != nil {
+		return fmt.Errorf("reading the accounts: %w", err)
+	}
+	for rows.Next() {
+		var a state.ImportedAccount
+		if err := rows.Scan(&a.Name, &a.Description, &a.Organization); err != nil {
+			rows.Close()
+			return err
+		}
+		a.Parent = parents[a.Name]
+		d.Accounts = append(d.Accounts, a)
+	}
+	rows.Close()
+	rows, err = db.QueryContext(ctx, "SELECT name, admin_level FROM user_table WHERE deleted=0 ORDER BY name")
+	if err != nil {
+		return fmt.Errorf("reading the users: %w", err)
+	}
+	for rows.Next() {
+		var u state.ImportedUser
+		if err := rows.Scan(&u.Name, &u.AdminLevel); err != nil {
+			rows.Close()
+			return err
+		}
+		u.Default = defaults[u.Name]
+		if pw, err := user.Lookup(u.Name); err == nil {
+			if n, err := strconv.ParseUint(pw.Uid, 10, 32); err == nil {
+				u.UID, u.UIDKnown = uint32(n), true
+			}
+		}
+		d.Users = append(d.Users, u)
+	}
+	rows.Close()
+	return st.PutImportedDirectory(d)
 }
 
 type run struct {
