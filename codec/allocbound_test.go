@@ -65,6 +65,24 @@ var allDecoders = []struct {
 	{"SuspendRequest", func() decoder { return new(SuspendRequest) }},
 	{"TopJobRequest", func() decoder { return new(TopJobRequest) }},
 	{"WillRunResponse", func() decoder { return new(WillRunResponse) }},
+	// The slurmdbd stand-in's, and sprio's.
+	{"JobCond", func() decoder { return new(JobCond) }},
+	{"GotJobs", func() decoder { return new(GotJobs) }},
+	{"AssocCond", func() decoder { return new(AssocCond) }},
+	{"UserCond", func() decoder { return new(UserCond) }},
+	{"AccountCond", func() decoder { return new(AccountCond) }},
+	{"ClusterCond", func() decoder { return new(ClusterCond) }},
+	{"QOSCond", func() decoder { return new(QOSCond) }},
+	{"TRESCond", func() decoder { return new(TRESCond) }},
+	{"WCKeyCond", func() decoder { return new(WCKeyCond) }},
+	{"GotAssocs", func() decoder { return new(GotAssocs) }},
+	{"GotUsers", func() decoder { return new(GotUsers) }},
+	{"GotAccounts", func() decoder { return new(GotAccounts) }},
+	{"GotClusters", func() decoder { return new(GotClusters) }},
+	{"GotQOS", func() decoder { return new(GotQOS) }},
+	{"GotWCKeys", func() decoder { return new(GotWCKeys) }},
+	{"PriorityFactorsRequest", func() decoder { return new(PriorityFactorsRequest) }},
+	{"PriorityFactorsInfo", func() decoder { return new(PriorityFactorsInfo) }},
 }
 
 // checkAllocBound decodes body with d in version v and fails if that
