@@ -171,13 +171,27 @@ func slicesContain(l []string, s string) bool {
 // manager then forgets) is the frontend's own, so sacct shows them, with
 // their batch steps, across a restart of the frontend.
 func TestBackendAISacct(t *testing.T) {
-	_, f := baiFrontend(t, nil, "")
+	// MinJobAge=2: the controller forgets the jobs soon after their end.
+	d, f := baiFrontend(t, nil, "MinJobAge=2\n")
 	dir, r := slurmDir(t, f, "bai-sacct-")
 	ok := sbatchID(t, r, "24.11", "-J", "baiok", "--mem=2G", "-o", "/dev/null", "--wrap", "true")
 	bad := sbatchID(t, r, "24.11", "-J", "baibad", "--mem=2G", "-o", "/dev/null", "--wrap", "exit 4")
 	waitRows(t, f, dir, 90*time.Second, func(rows map[int]jobRow) bool {
 		return rows[ok].state == "COMPLETED" && rows[bad].state == "FAILED"
 	})
+	// The manager purges the sessions, the controller forgets the jobs,
+	// the server restarts: the history stays.
+	if n := d.PurgeTerminated(); n != 2 {
+		t.Fatalf("the double purged %d sessions, want 2", n)
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		if out, _, _ := r.run("24.11", "squeue", "-h", "-t", "all"); strings.TrimSpace(out) == "" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the controller still lists the jobs past MinJobAge")
+		}
+	}
 	f.stop()
 	f.start()
 	for _, rel := range releases {

@@ -413,3 +413,41 @@ func (d *Double) AgentIDs() []string {
 	sort.Strings(out)
 	return out
 }
+
+// PurgeTerminated forgets the sessions that have ended, as the manager's
+// database cleanup does for old terminated sessions: they are no longer
+// listed or found by id. It returns how many went.
+func (d *Double) PurgeTerminated() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	keep := d.sessSeq[:0]
+	for _, s := range d.sessSeq {
+		if !s.status.terminal() {
+			keep = append(keep, s)
+			continue
+		}
+		n++
+		delete(d.sessions, s.id)
+		for _, k := range s.kernels {
+			delete(d.kernels, k.id)
+		}
+		key := s.accessKey + "\x00" + s.name
+		l := d.byName[key][:0]
+		for _, x := range d.byName[key] {
+			if x != s {
+				l = append(l, x)
+			}
+		}
+		if len(l) == 0 {
+			delete(d.byName, key)
+		} else {
+			d.byName[key] = l
+		}
+	}
+	for i := len(keep); i < len(d.sessSeq); i++ {
+		d.sessSeq[i] = nil
+	}
+	d.sessSeq = keep
+	return n
+}
