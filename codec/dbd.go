@@ -649,9 +649,16 @@ type GotJobs struct {
 	Jobs []DBDJob
 	Null bool // no list at all (NO_VAL): the client takes it as an error
 	RC   uint32
+	// Body, when set, is the whole body already encoded (by a
+	// GotJobsBuilder); Encode writes it as it is.
+	Body []byte
 }
 
 func (m *GotJobs) Encode(w *Writer, v uint16) {
+	if m.Body != nil {
+		w.B = append(w.B, m.Body...)
+		return
+	}
 	if m.Null {
 		w.U32(NoVal)
 		w.U32(m.RC)
@@ -662,6 +669,55 @@ func (m *GotJobs) Encode(w *Writer, v uint16) {
 		m.Jobs[i].fields(&dbdW{w: w, v: v, empty: &m.Jobs[i].EmptyStrs}, v)
 	}
 	w.U32(m.RC)
+}
+
+// GotJobsBuilder writes DBD_GOT_JOBS's body a record at a time: a
+// month of history is too many records to hold as values first. Drop
+// takes a record back out (a later run of the same job replacing it).
+type GotJobsBuilder struct {
+	w     Writer
+	v     uint16
+	spans [][2]int // each record's bytes in w.B
+	dead  int
+}
+
+// NewGotJobsBuilder starts a body for version v.
+func NewGotJobsBuilder(v uint16, sizeHint int) *GotJobsBuilder {
+	b := &GotJobsBuilder{v: v, w: Writer{B: make([]byte, 0, max(sizeHint, 64))}}
+	b.w.U32(0) // the count, written by Finish
+	return b
+}
+
+// Add encodes j and returns its index.
+func (b *GotJobsBuilder) Add(j *DBDJob) int {
+	start := len(b.w.B)
+	j.fields(&dbdW{w: &b.w, v: b.v, empty: &j.EmptyStrs}, b.v)
+	b.spans = append(b.spans, [2]int{start, len(b.w.B)})
+	return len(b.spans) - 1
+}
+
+// Drop removes record i.
+func (b *GotJobsBuilder) Drop(i int) {
+	if b.spans[i][0] >= 0 {
+		b.spans[i][0] = -1
+		b.dead++
+	}
+}
+
+// Finish writes the count and rc and returns the body.
+func (b *GotJobsBuilder) Finish(rc uint32) []byte {
+	body := b.w.B
+	if b.dead > 0 {
+		out := make([]byte, 4, len(body))
+		for _, s := range b.spans {
+			if s[0] >= 0 {
+				out = append(out, body[s[0]:s[1]]...)
+			}
+		}
+		body = out
+	}
+	binary.BigEndian.PutUint32(body[:4], uint32(len(b.spans)-b.dead))
+	return binary.BigEndian.AppendUint32(body, rc)
 }
 
 func (m *GotJobs) Decode(r *Reader, v uint16) error {

@@ -169,3 +169,37 @@ func FuzzDecodePersistInit(f *testing.F) {
 		_, _, _ = DecodeDBDFrame(b)
 	})
 }
+
+// The builder's body is GotJobs' encoding of the records it kept.
+func TestGotJobsBuilder(t *testing.T) {
+	jobs := []DBDJob{{JobID: 1, JobName: "a", ShowFull: 1, ArrayTaskID: NoVal}, {JobID: 2, JobName: "b", ShowFull: 1, ArrayTaskID: NoVal,
+		Steps: []DBDStep{{StepName: "batch", StepID: JobStepID{JobID: 2, StepID: SLURM_BATCH_SCRIPT, StepHetComp: NoVal}}}},
+		{JobID: 3, JobName: "c", ShowFull: 1, ArrayTaskID: NoVal}}
+	for _, v := range []uint16{V22_05, V24_11, V26_05} {
+		b := NewGotJobsBuilder(v, 0)
+		for i := range jobs {
+			b.Add(&jobs[i])
+		}
+		want := Writer{}
+		(&GotJobs{Jobs: jobs, RC: 7}).Encode(&want, v)
+		if got := b.Finish(7); !bytes.Equal(got, want.B) {
+			t.Errorf("%s: builder body differs", VersionName(v))
+		}
+		b = NewGotJobsBuilder(v, 0)
+		for i := range jobs {
+			b.Add(&jobs[i])
+		}
+		b.Drop(1)
+		b.Drop(1)
+		want = Writer{}
+		(&GotJobs{Jobs: []DBDJob{jobs[0], jobs[2]}}).Encode(&want, v)
+		if got := b.Finish(0); !bytes.Equal(got, want.B) {
+			t.Errorf("%s: builder body with a record dropped differs", VersionName(v))
+		}
+		var back GotJobs
+		r := NewReader(want.B)
+		if err := back.Decode(&r, v); err != nil || len(back.Jobs) != 2 || back.Jobs[1].JobID != 3 {
+			t.Errorf("%s: %+v %v", VersionName(v), back, err)
+		}
+	}
+}

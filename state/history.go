@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -107,6 +108,7 @@ type HistCond struct {
 	Names      []string
 	States     []uint32 // base states
 	Start, End int64
+	NoSteps    bool // the runs without their steps (sacct -X)
 }
 
 const (
@@ -397,6 +399,9 @@ func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
 		if err := txn.Set(rec, appendHistRecord(nil, &h)); err != nil {
 			return err
 		}
+		if err := s.noteSpan(txn, j); err != nil {
+			return err
+		}
 		if err := s.assocTxn(txn, j); err != nil {
 			return err
 		}
@@ -564,19 +569,36 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 			if !cond.Match(&h.Job) {
 				return true, nil
 			}
-			if stepIt == nil {
-				stepIt = txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
-			}
-			if h.Steps, err = stepsAt(stepIt, h.ID); err != nil {
-				return false, err
+			if !cond.NoSteps {
+				if stepIt == nil {
+					stepIt = txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
+				}
+				if h.Steps, err = stepsAt(stepIt, h.ID); err != nil {
+					return false, err
+				}
 			}
 			return fn(&h), nil
 		}
+		// No run that ended after End + the longest span a run has had
+		// (end less its eligible, start or submit time) can be in the
+		// window: the index scans stop there.
+		stop := int64(math.MaxInt64)
+		if cond.End != 0 && !cond.ByID {
+			if span, err := s.maxSpan(txn); err != nil {
+				return err
+			} else if span >= 0 {
+				stop = cond.End + span
+			}
+		}
 		scan := func(prefix, from []byte, tail func(k []byte) []byte) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
 			defer it.Close()
+			endAt := len(from) - 8 // the end time's place in these keys (from ends with it)
 			for it.Seek(from); it.ValidForPrefix(prefix); it.Next() {
 				k := it.Item().Key()
+				if endAt >= len(prefix) && len(k) >= endAt+8 && int64(binary.BigEndian.Uint64(k[endAt:])) > stop {
+					return nil
+				}
 				more, err := emit(append(append([]byte(nil), prefixHistJob...), tail(k)...))
 				if err != nil || !more {
 					return err
@@ -628,13 +650,32 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 // another run gets its record but not its steps (counted in clashes).
 func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
 	var size int64
-	for i := range runs {
-		size += 1024 + int64(len(runs[i].Steps))*256
+	stepOwners := map[uint32]bool{}
+	err = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
+		defer it.Close()
+		for i := range runs {
+			size += 1024 + int64(len(runs[i].Steps))*256
+			if len(runs[i].Steps) == 0 {
+				continue
+			}
+			sp := be32(append([]byte(nil), prefixHistStep...), runs[i].ID)
+			it.Seek(sp)
+			if it.ValidForPrefix(sp) {
+				stepOwners[runs[i].ID] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
+	pending := map[uint32]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err = s.commit(size, func(txn *badger.Txn) error {
 		added, clashes = 0, 0
+		clear(pending)
 		for i := range runs {
 			h := &runs[i]
 			rec, idx := histKeys(&h.Job)
@@ -650,6 +691,9 @@ func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
 			if err := txn.Set(rec, v); err != nil {
 				return err
 			}
+			if err := s.noteSpan(txn, &h.Job); err != nil {
+				return err
+			}
 			if err := s.assocTxn(txn, &h.Job); err != nil {
 				return err
 			}
@@ -663,14 +707,15 @@ func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
 				continue
 			}
 			sp := be32(append([]byte(nil), prefixHistStep...), h.ID)
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: sp, PrefetchValues: false})
-			it.Rewind()
-			taken := it.ValidForPrefix(sp)
-			it.Close()
-			if taken {
+			// Another run's steps under this id: in the store before
+			// (read outside the transaction: an iterator on a write
+			// transaction sorts its pending writes each time), or in
+			// this batch.
+			if stepOwners[h.ID] || pending[h.ID] {
 				clashes++
 				continue
 			}
+			pending[h.ID] = true
 			for j := range steps {
 				if err := txn.Set(be32(append([]byte(nil), sp...), steps[j].ID), appendStepRecord(nil, &steps[j])); err != nil {
 					return err
@@ -680,6 +725,100 @@ func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
 		return nil
 	})
 	return added, clashes, err
+}
+
+var keyHistSpan = []byte("meta/hist_max_span")
+
+// spanOf is how long before its end a run first counted for a window:
+// its end less the earliest of its eligible, start and submit times.
+func spanOf(j *Job) int64 {
+	first := j.EndTime
+	for _, t := range []int64{j.EligibleTime, j.StartTime, j.SubmitTime} {
+		if t > 0 && t < first {
+			first = t
+		}
+	}
+	return j.EndTime - first
+}
+
+// maxSpan is the longest span of the history's runs (-1: unknown).
+func (s *Store) maxSpan(txn *badger.Txn) (int64, error) {
+	if v := s.histSpan.Load(); v != 0 {
+		return v - 1, nil
+	}
+	it, err := txn.Get(keyHistSpan)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		// A store whose runs were written before the span was kept:
+		// unknown until BackfillSpan.
+		return -1, nil
+	} else if err != nil {
+		return 0, err
+	}
+	var span int64 = -1
+	err = it.Value(func(v []byte) error {
+		if len(v) == 8 {
+			span = int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	if span >= 0 {
+		s.histSpan.Store(span + 1)
+	}
+	return span, err
+}
+
+// noteSpan keeps the longest span up to date (s.mu held, in the run's
+// transaction).
+func (s *Store) noteSpan(txn *badger.Txn, j *Job) error {
+	cur, err := s.maxSpan(txn)
+	if err != nil || cur < 0 {
+		return err // unknown until BackfillSpan, which will see this run
+	}
+	if sp := spanOf(j); sp > cur {
+		if err := txn.Set(keyHistSpan, be64(nil, max(sp, 0))); err != nil {
+			return err
+		}
+		s.histSpan.Store(max(sp, 0) + 1)
+	}
+	return nil
+}
+
+// BackfillSpan computes the longest span of a history written before it
+// was kept, once (holding the store: no run ends meanwhile, whose span
+// the scan would miss).
+func (s *Store) BackfillSpan() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var have bool
+	var span int64
+	err := s.db.View(func(txn *badger.Txn) error {
+		if _, err := txn.Get(keyHistSpan); err == nil {
+			have = true
+			return nil
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistJob})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefixHistJob); it.Next() {
+			var h HistJob
+			if err := it.Item().Value(func(v []byte) error { return decodeHistRecord(v, &h) }); err != nil {
+				return err
+			}
+			span = max(span, spanOf(&h.Job))
+		}
+		return nil
+	})
+	if err != nil || have {
+		return err
+	}
+	return s.commit(64, func(txn *badger.Txn) error {
+		if err := txn.Set(keyHistSpan, be64(nil, span)); err != nil {
+			return err
+		}
+		s.histSpan.Store(span + 1)
+		return nil
+	})
 }
 
 // RunsEnded calls fn for each run that ended in [from, to), in end order,

@@ -215,3 +215,48 @@ func BenchmarkHistoryQuery(b *testing.B) {
 		})
 	}
 }
+
+// The index scans stop at End plus the longest span a run has had: the
+// runs a window selects are the same as with a scan of everything, the
+// long run that began before a window and ended long after it too.
+func TestHistoryWindowBound(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.BackfillSpan()) // a new store: span 0
+	day := int64(86400)
+	t0 := time.Now().Unix() - 200*day
+	var jobs []*Job
+	for i := uint32(1); i <= 120; i++ {
+		start := t0 + int64(i)*day
+		jobs = append(jobs, histJob(i, 1000+i%2, []string{"a", "b"}[i%2], start, start+3600, 3))
+	}
+	long := histJob(121, 1000, "a", t0+5*day, t0+150*day, 3) // ran 145 days
+	jobs = append(jobs, long)
+	require.NoError(t, s.Put(jobs...))
+	span, err := func() (v int64, err error) {
+		err = s.db.View(func(txn *badger.Txn) error { v, err = s.maxSpan(txn); return err })
+		return
+	}()
+	require.NoError(t, err)
+	require.Equal(t, spanOf(long), span)
+	var all []*HistJob
+	require.NoError(t, s.History(&HistCond{}, func(h *HistJob) bool { c := *h; all = append(all, &c); return true }))
+	for _, w := range [][2]int64{{t0 + 10*day, t0 + 11*day}, {t0 + 30*day, t0 + 60*day}, {t0, t0 + day}, {t0 + 149*day, t0 + 151*day}} {
+		for _, c := range []HistCond{{Start: w[0], End: w[1]}, {Start: w[0], End: w[1], UIDs: []uint32{1000}},
+			{Start: w[0], End: w[1], Accounts: []string{"a"}}, {Start: w[0], End: w[1], States: []uint32{3}}} {
+			var want, got []uint32
+			for _, h := range all {
+				if c.Match(&h.Job) {
+					want = append(want, h.ID)
+				}
+			}
+			require.NoError(t, s.History(&c, func(h *HistJob) bool { got = append(got, h.ID); return true }))
+			require.ElementsMatch(t, want, got, "window %v cond %+v", w, c)
+		}
+	}
+	// The long run counts in an early window though it ended late.
+	var ids []uint32
+	require.NoError(t, s.History(&HistCond{Start: t0 + 10*day, End: t0 + 11*day}, func(h *HistJob) bool { ids = append(ids, h.ID); return true }))
+	require.Contains(t, ids, uint32(121))
+}

@@ -40,6 +40,8 @@ type Store struct {
 	mu     sync.Mutex    // serializes ID allocation and writes
 	reads  atomic.Uint64 // job records read back (JobReader.Read)
 	nextID uint32
+	// histSpan: the history's longest run span + 1 (history.go; 0 = not read yet).
+	histSpan atomic.Int64
 	// assocNext: the next association id (assoc.go; 0 = not read yet).
 	assocNext uint32
 	// Close waits for open JobReaders (Badger panics on an iterator of

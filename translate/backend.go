@@ -495,3 +495,25 @@ type DirectoryInfo struct {
 	// the engine's default project).
 	JobsAccount string
 }
+
+// FairShareSource is implemented by engines that compute fair share (Backend.AI 26.3+).
+type FairShareSource interface {
+	FairShares(ctx context.Context) ([]FairShare, error)
+}
+
+// FairShare is the engine's fair-share state of one user in one project
+// (account) of one resource group (partition), as the engine computed it.
+// Backend.AI: Factor = 2^(-NormalizedUsage/Weight), in (0, 1], higher =
+// more entitled (less past use), like Slurm's FairShare factor;
+// NormalizedUsage is the weighted mean over resource types of decayed
+// usage / (capacity × lookback window), so 0..1 when the user had the
+// whole group; DecayedUsage is the decayed CPU use in core-seconds (like
+// Slurm's RawUsage). An engine without the facility returns an error
+// wrapping ErrNotSupported.
+type FairShare struct {
+	ResourceGroup, Project, User string
+	Weight                       float64
+	Factor                       float64
+	DecayedUsage                 float64
+	NormalizedUsage              float64
+}

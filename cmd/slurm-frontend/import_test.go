@@ -32,9 +32,10 @@ func TestImportSlurmdbd(t *testing.T) {
 	os.Chmod(real.dir, 0o777)
 	// The site's accounts: a tree, a description, shares, a default
 	// account that jobs naming none go to.
-	real.mustRun(rel, "sacctmgr", "-i", "add", "account", "physics", "Description=Physics dept", "Organization=sci")
-	real.mustRun(rel, "sacctmgr", "-i", "add", "account", "theory", "parent=physics", "Description=theory group", "Organization=sci")
-	real.mustRun(rel, "sacctmgr", "-i", "add", "user", "slurm", "account=theory", "fairshare=5")
+	realRoot := runner{t: t, conf: real.conf, dir: real.dir}
+	realRoot.mustRun(rel, "sacctmgr", "-i", "add", "account", "physics", "Description=Physics dept", "Organization=sci")
+	realRoot.mustRun(rel, "sacctmgr", "-i", "add", "account", "theory", "parent=physics", "Description=theory group", "Organization=sci")
+	realRoot.mustRun(rel, "sacctmgr", "-i", "add", "user", "slurm", "account=theory", "fairshare=5")
 	t0 := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
 	id := func(out string) string { return regexp.MustCompile(`\d+`).FindString(out) }
 	real.mustRun(rel, "sbatch", "-J", "okjob", "-o", "/dev/null", "--wrap", "true")
@@ -106,9 +107,11 @@ func TestImportSlurmdbd(t *testing.T) {
 		{"sacctmgr", "show", "assoc", "format=cluster,account,user,share,parentname,qos", "-P"},
 		{"sacctmgr", "show", "account"},
 		{"sacctmgr", "show", "user"},
-		{"sshare", "-a", "-P", "-o", "Account,User,RawShares,NormShares"},
+		// (NormShares and the usage columns: slurmctld under priority/basic
+		// computes none; the frontend computes them from its history.)
+		{"sshare", "-a", "-P", "-o", "Account,User,RawShares"},
 	} {
-		if want, got := real.mustRun(rel, q...), f.as(t).mustRun(rel, q...); got != want {
+		if want, got := realRoot.mustRun(rel, q...), f.as(t).mustRun(rel, q...); got != want {
 			t.Errorf("imported: %s:\nours\n%s\nslurmdbd\n%s", strings.Join(q, " "), got, want)
 		}
 	}

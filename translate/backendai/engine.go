@@ -83,6 +83,7 @@ type Engine struct {
 	images   map[string]imageEntry            // image reference → its minimums (checkImageMemory)
 	byEmail  map[string]userEntry             // owner email → account (foreign sessions)
 	listed   time.Time                        // the last complete Sessions
+	fs       fairShareCache                   // FairShares' answer (e.mu)
 }
 
 type userEntry struct {

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -73,23 +74,31 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 		return false
 	}
 	dup := cond.Flags&codec.JobCondDup != 0
-	var out codec.GotJobs
-	seen := map[uint32]int{} // job id → index in out of its latest run
-	add := func(d codec.DBDJob) {
-		if i, ok := seen[d.JobID]; ok && !dup {
-			if out.Jobs[i].Submit <= d.Submit || out.Jobs[i].Start <= d.Start {
-				out.Jobs[i] = d // a later run (requeued) replaces the earlier
-			}
-			return
-		}
-		seen[d.JobID] = len(out.Jobs)
-		out.Jobs = append(out.Jobs, d)
+	// Encoded as found (a month of history is too much to hold as
+	// records), a later run of a job (requeued) replacing the earlier.
+	out := codec.NewGotJobsBuilder(v, 64<<10)
+	type kept struct {
+		i             int
+		submit, start int64
 	}
+	seen := map[uint32]kept{}
+	add := func(d *codec.DBDJob) {
+		if k, ok := seen[d.JobID]; ok && !dup {
+			if k.submit > d.Submit && k.start > d.Start {
+				return
+			}
+			out.Drop(k.i)
+		}
+		seen[d.JobID] = kept{out.Add(d), d.Submit, d.Start}
+	}
+	rc := uint32(codec.SLURM_SUCCESS)
 	noSteps := cond.Flags&codec.JobCondNoStep != 0
+	hc.NoSteps = noSteps
+	win := [2]int64{hc.Start, hc.End}
 	if c.opt.Store != nil {
 		err := c.opt.Store.History(&hc, func(h *state.HistJob) bool {
 			if taskOK(&h.Job) {
-				d := c.dbdJob(&h.Job, h.ReqUID, h.Steps, noSteps)
+				d := c.dbdJob(&h.Job, h.ReqUID, h.Steps, noSteps, win)
 				if h.Origin == state.OriginSlurmdbd {
 					// Imported: accounting's own strings and figures.
 					d.TRESAlloc, d.TRESReq, d.DerivedEC, d.Flags = h.TresAllocIDs, h.TresReqIDs, h.DerivedEC, h.DBFlags
@@ -97,13 +106,13 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 						d.Start = int64(codec.NoVal)
 					}
 				}
-				add(d)
+				add(&d)
 			}
 			return true
 		})
 		if err != nil {
 			c.logf("sacct: reading the history: %v", err)
-			out.RC = codec.SLURM_ERROR
+			rc = codec.SLURM_ERROR
 		}
 	}
 	// The jobs the history has not yet: pending, running, completing.
@@ -141,9 +150,10 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 				NTasks: s.tasks, CPUs: s.cpus, Start: s.start, State: codec.JOB_RUNNING, ReqUID: codec.NoVal,
 				SubmitLine: s.submitLine, TresAlloc: fmt.Sprintf("1=%d,4=%d", s.cpus, len(s.nodes)), TaskDist: taskDistBlock})
 		}
-		add(c.dbdJob(&l.j, codec.NoVal, steps, noSteps))
+		d := c.dbdJob(&l.j, codec.NoVal, steps, noSteps, win)
+		add(&d)
 	}
-	return out
+	return codec.GotJobs{Body: out.Finish(rc)}
 }
 
 // defStartEnd completes the window as slurmdbd does
@@ -173,7 +183,10 @@ func reqUID(u uint32) uint32 {
 }
 
 // dbdJob is the accounting record of a job's run, as slurmdbd sends it.
-func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistStep, noSteps bool) codec.DBDJob {
+// Steps are those slurmdbd's step query keeps for the window (started
+// by its end, not ended before its start), in its order (the step id as
+// a signed number: the batch step before step 0).
+func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistStep, noSteps bool, win [2]int64) codec.DBDJob {
 	now := time.Now().Unix()
 	d := codec.DBDJob{
 		Account: j.Account, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTaskStr: j.ArrayTasks,
@@ -273,6 +286,16 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 		}
 		d.Steps = append(d.Steps, ds)
 	}
+	kept := d.Steps[:0]
+	for _, st := range d.Steps {
+		if (win[1] == 0 || st.Start <= win[1]) && (st.End == 0 || st.End >= win[0]) {
+			kept = append(kept, st)
+		}
+	}
+	d.Steps = kept
+	sort.SliceStable(d.Steps, func(a, b int) bool {
+		return int32(d.Steps[a].StepID.StepID) < int32(d.Steps[b].StepID.StepID)
+	})
 	return d
 }
 

@@ -113,6 +113,9 @@ func (c *Controller) purgeHistoryLoop(stop <-chan struct{}) {
 		} else if n > 0 {
 			c.logf("history: %d jobs that ended before it recorded", n)
 		}
+		if err := c.opt.Store.BackfillSpan(); err != nil {
+			c.logf("history: the longest run: %v", err)
+		}
 		if _, err := c.opt.Store.BackfillAssocs(); err != nil {
 			c.logf("history: the associations of the jobs before them: %v", err)
 		}

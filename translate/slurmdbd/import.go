@@ -99,6 +99,11 @@ func Import(ctx context.Context, st *state.Store, o Options) (*Result, error) {
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+jobT+" WHERE deleted=0").Scan(&total); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", res.Cluster, err)
 	}
+	// The history's longest run, kept from the first run on (a new
+	// store's is 0), so sacct's window scans stay bounded.
+	if err := st.BackfillSpan(); err != nil {
+		return nil, err
+	}
 	names := map[uint32]string{} // uid → user name, for rows without an association
 	var last uint64              // job_db_inx starts at 1
 	seen := 0

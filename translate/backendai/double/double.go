@@ -245,6 +245,7 @@ type Double struct {
 	eng   *engine
 	run   *runner
 	start time.Time
+	fs    *fsState // fair share (fairshare.go), d.mu
 
 	srvMu   sync.Mutex
 	srv     *http.Server

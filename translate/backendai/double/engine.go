@@ -149,6 +149,8 @@ func (e *engine) step(now time.Time) {
 			e.schedule(rg, now, moved)
 		}
 	}
+	// observe-fair-share (long cycle only).
+	d.fairShareDue(now)
 }
 
 func preRunning(st Status) bool {

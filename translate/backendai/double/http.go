@@ -76,6 +76,9 @@ func (d *Double) routes() []route {
 		{"GET", sp("auth/test"), a, d.hAuthTest},
 		{"POST", sp("auth"), a, d.hAuthTestPost},
 		{"POST", sp("auth/test"), a, d.hAuthTestPost},
+		// fair_share/registry.py (superadmin_required, checked by the handlers)
+		{"POST", sp("fair-share/users/search"), a, d.hSearchUserFairShares},
+		{"GET", sp("fair-share/users/{resource_group}/{project_id}/{user_uuid}"), a, d.hGetUserFairShare},
 	}
 }
 
