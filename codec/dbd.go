@@ -672,52 +672,61 @@ func (m *GotJobs) Encode(w *Writer, v uint16) {
 }
 
 // GotJobsBuilder writes DBD_GOT_JOBS's body a record at a time: a
-// month of history is too many records to hold as values first. Drop
-// takes a record back out (a later run of the same job replacing it).
+// month of history is too many records to hold as values first. Records
+// go into chunks of about a megabyte (one contiguous buffer would be
+// copied each time it doubled), joined once by Finish. Drop takes a
+// record back out (a later run of the same job replacing it).
 type GotJobsBuilder struct {
-	w     Writer
-	v     uint16
-	spans [][2]int // each record's bytes in w.B
-	dead  int
+	v      uint16
+	chunks [][]byte
+	cur    Writer
+	spans  []jobSpan
+	dead   int
+	size   int
 }
 
+type jobSpan struct{ chunk, start, end int }
+
+const gotJobsChunk = 1 << 20
+
 // NewGotJobsBuilder starts a body for version v.
-func NewGotJobsBuilder(v uint16, sizeHint int) *GotJobsBuilder {
-	b := &GotJobsBuilder{v: v, w: Writer{B: make([]byte, 0, max(sizeHint, 64))}}
-	b.w.U32(0) // the count, written by Finish
-	return b
+func NewGotJobsBuilder(v uint16, _ int) *GotJobsBuilder {
+	return &GotJobsBuilder{v: v, cur: Writer{B: make([]byte, 0, gotJobsChunk+gotJobsChunk/8)}}
 }
 
 // Add encodes j and returns its index.
 func (b *GotJobsBuilder) Add(j *DBDJob) int {
-	start := len(b.w.B)
-	j.fields(&dbdW{w: &b.w, v: b.v, empty: &j.EmptyStrs}, b.v)
-	b.spans = append(b.spans, [2]int{start, len(b.w.B)})
+	if len(b.cur.B) >= gotJobsChunk {
+		b.chunks = append(b.chunks, b.cur.B)
+		b.cur = Writer{B: make([]byte, 0, gotJobsChunk+gotJobsChunk/8)}
+	}
+	start := len(b.cur.B)
+	j.fields(&dbdW{w: &b.cur, v: b.v, empty: &j.EmptyStrs}, b.v)
+	b.spans = append(b.spans, jobSpan{len(b.chunks), start, len(b.cur.B)})
+	b.size += len(b.cur.B) - start
 	return len(b.spans) - 1
 }
 
 // Drop removes record i.
 func (b *GotJobsBuilder) Drop(i int) {
-	if b.spans[i][0] >= 0 {
-		b.spans[i][0] = -1
+	if s := &b.spans[i]; s.chunk >= 0 {
+		b.size -= s.end - s.start
+		s.chunk = -1
 		b.dead++
 	}
 }
 
 // Finish writes the count and rc and returns the body.
 func (b *GotJobsBuilder) Finish(rc uint32) []byte {
-	body := b.w.B
-	if b.dead > 0 {
-		out := make([]byte, 4, len(body))
-		for _, s := range b.spans {
-			if s[0] >= 0 {
-				out = append(out, body[s[0]:s[1]]...)
-			}
+	chunks := append(b.chunks, b.cur.B)
+	out := make([]byte, 4, 4+b.size+4)
+	binary.BigEndian.PutUint32(out, uint32(len(b.spans)-b.dead))
+	for _, s := range b.spans {
+		if s.chunk >= 0 {
+			out = append(out, chunks[s.chunk][s.start:s.end]...)
 		}
-		body = out
 	}
-	binary.BigEndian.PutUint32(body[:4], uint32(len(b.spans)-b.dead))
-	return binary.BigEndian.AppendUint32(body, rc)
+	return binary.BigEndian.AppendUint32(out, rc)
 }
 
 func (m *GotJobs) Decode(r *Reader, v uint16) error {

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -185,9 +186,17 @@ func (s *DBDServer) serve(c net.Conn) {
 				continue
 			}
 			got := s.h.AccountingJobs(uid, &cond, v)
-			var w codec.Writer
-			got.Encode(&w, v)
-			if _, err := c.Write(codec.AppendDBDFrame(nil, codec.DBD_GOT_JOBS, w.B)); err != nil {
+			body := got.Body
+			if body == nil {
+				var w codec.Writer
+				got.Encode(&w, v)
+				body = w.B
+			}
+			// A month of history is tens of megabytes: the frame's
+			// header and the body go out as they are (writev).
+			bufs := net.Buffers{codec.AppendDBDFrame(nil, codec.DBD_GOT_JOBS, nil), body}
+			binary.BigEndian.PutUint32(bufs[0], uint32(len(body)+2))
+			if _, err := bufs.WriteTo(c); err != nil {
 				return
 			}
 		case codec.DBD_GET_TRES:

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -306,7 +307,11 @@ func appendHistRecord(b []byte, h *HistJob) []byte {
 	return append(append(b, histRecPlain), t.b...)
 }
 
-func decodeHistRecord(b []byte, h *HistJob) error {
+func decodeHistRecord(b []byte, h *HistJob) error { return decodeHistRecordIn(b, h, &interner{}) }
+
+// decodeHistRecordIn is decodeHistRecord sharing in across records (a
+// History pass: the same partitions, users and directories again).
+func decodeHistRecordIn(b []byte, h *HistJob, in *interner) error {
 	if len(b) == 0 {
 		return errHistRec
 	}
@@ -327,7 +332,7 @@ func decodeHistRecord(b []byte, h *HistJob) error {
 		switch f {
 		case 1:
 			job = true
-			return decodeJobRecord(p, &h.Job, &interner{})
+			return decodeJobRecord(p, &h.Job, in)
 		case 2:
 			h.ReqUID = reqUIDIn(v)
 		case 3:
@@ -463,23 +468,53 @@ func (s *Store) StepsOf(jobID uint32) (out []HistStep, err error) {
 func (s *Store) steps(txn *badger.Txn, jobID uint32) ([]HistStep, error) {
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
 	defer it.Close()
-	return stepsAt(it, jobID)
+	return stepsAt(&cursor{it: it}, jobID)
 }
 
 // stepsAt reads a job's steps with an iterator over prefixHistStep (one
 // iterator serves a whole History pass: making one costs more than a
 // seek).
-func stepsAt(it *badger.Iterator, jobID uint32) ([]HistStep, error) {
+func stepsAt(c *cursor, jobID uint32) ([]HistStep, error) {
 	p := be32(append([]byte(nil), prefixHistStep...), jobID)
 	var out []HistStep
-	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+	for c.seek(p); c.it.ValidForPrefix(p); c.next() {
 		var st HistStep
-		if err := it.Item().Value(func(v []byte) error { return decodeStepRecord(v, &st) }); err != nil {
+		if err := c.it.Item().Value(func(v []byte) error { return decodeStepRecord(v, &st) }); err != nil {
 			return nil, err
 		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// cursor is an iterator that remembers the key before its position: a
+// seek to a key just past that one is no seek at all. Runs read in end
+// order are mostly in id order too, and a record or step a key or two
+// on costs a Next where a Seek searches every level of the tree.
+type cursor struct {
+	it    *badger.Iterator
+	prev  []byte // the key before the position, if known
+	known bool   // false after a Seek
+}
+
+func (c *cursor) next() {
+	c.prev, c.known = append(c.prev[:0], c.it.Item().Key()...), true
+	c.it.Next()
+}
+
+// seek positions c at the first key at or after key.
+func (c *cursor) seek(key []byte) {
+	for n := 0; n < 3 && c.it.Valid(); n++ {
+		if bytes.Compare(c.it.Item().Key(), key) >= 0 {
+			if c.known && bytes.Compare(c.prev, key) < 0 {
+				return
+			}
+			break
+		}
+		c.next()
+	}
+	c.it.Seek(key)
+	c.known = false
 }
 
 func contains[T comparable](l []T, v T) bool {
@@ -549,21 +584,25 @@ func (c *HistCond) Match(j *Job) bool {
 func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		var stepIt *badger.Iterator
+		var steps *cursor
 		defer func() {
 			if stepIt != nil {
 				stepIt.Close()
 			}
 		}()
+		// The records, through an iterator rather than a Get each: most
+		// runs come in about their id order (seekNear).
+		recIt := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistJob, PrefetchValues: false})
+		defer recIt.Close()
+		rec := &cursor{it: recIt}
+		in := &interner{}
 		emit := func(key []byte) (bool, error) {
-			it, err := txn.Get(key)
-			if errors.Is(err, badger.ErrKeyNotFound) {
+			rec.seek(key)
+			if !recIt.Valid() || !bytes.Equal(recIt.Item().Key(), key) {
 				return true, nil // retention removed it meanwhile
 			}
-			if err != nil {
-				return false, err
-			}
 			var h HistJob
-			if err := it.Value(func(v []byte) error { return decodeHistRecord(v, &h) }); err != nil {
+			if err := recIt.Item().Value(func(v []byte) error { return decodeHistRecordIn(v, &h, in) }); err != nil {
 				return false, err
 			}
 			if !cond.Match(&h.Job) {
@@ -571,9 +610,11 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 			}
 			if !cond.NoSteps {
 				if stepIt == nil {
-					stepIt = txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
+					stepIt = txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep, PrefetchValues: false})
+					steps = &cursor{it: stepIt}
 				}
-				if h.Steps, err = stepsAt(stepIt, h.ID); err != nil {
+				var err error
+				if h.Steps, err = stepsAt(steps, h.ID); err != nil {
 					return false, err
 				}
 			}

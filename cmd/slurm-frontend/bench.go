@@ -42,6 +42,15 @@ null server.
   bench fill   --target HOST:PORT --jobs N [--concurrency 16] [--munge-key FILE]
       Submit N held jobs (sbatch --hold --wrap "sleep 100") concurrently.
 
+  bench fill-slurmdbd --dsn USER@unix(SOCKET)/slurm_acct_db [--cluster NAME]
+               [--jobs 100000] [--users 100] [--user-names slurm,...]
+               [--start 2026-11-01] [--days 30] [--seed 1]
+      Write N finished jobs (a batch step each, an srun step for one in
+      five; COMPLETED, FAILED, CANCELLED, TIMEOUT) into a slurmdbd
+      database's job and step tables, as slurmdbd 24.11 stores them,
+      submissions spread over the days, for sacct history benchmarks
+      (tools/bench-sacct.sh). Users with an association get its account.
+
   bench null   --listen HOST:PORT [--reply-size N | --reply-from HOST:PORT]
       Null server: accept, read one request frame, write a prebuilt reply,
       close. --reply-from copies a controller's replies (refetched on
@@ -69,6 +78,8 @@ func benchMain(args []string) error {
 		return benchRun(args[1:])
 	case "fill":
 		return benchFill(args[1:])
+	case "fill-slurmdbd":
+		return benchFillSlurmdbd(args[1:])
 	case "null":
 		return benchNull(args[1:])
 	case "size":
@@ -302,6 +313,73 @@ func benchFill(args []string) error {
 		fmt.Printf("fill %s: %d "+kind+" jobs in %.1f s (%.0f/s), job ids %d-%d", t.Addr, res.Submitted, res.Seconds, res.PerSec, res.FirstID, res.LastID)
 		if len(res.Errors) > 0 {
 			fmt.Printf(", retried errors: %v", res.Errors)
+		}
+		fmt.Println()
+	}
+	return err
+}
+
+func benchFillSlurmdbd(args []string) error {
+	fs := flag.NewFlagSet("bench fill-slurmdbd", flag.ContinueOnError)
+	dsn := fs.String("dsn", "", "the slurmdbd database: USER[:PASS]@tcp(HOST:3306)/slurm_acct_db or USER@unix(SOCKET)/slurm_acct_db")
+	cluster := fs.String("cluster", "", "the cluster's name in the database (default: the only one there)")
+	jobs := fs.Int("jobs", 100000, "finished jobs to write")
+	users := fs.Int("users", 100, "users the jobs are spread over")
+	names := fs.String("user-names", "", "comma-separated real users taking the first user slots (sacct -u needs them in the clients' passwd); the others are u001, u002, … with uids from --first-uid")
+	firstUID := fs.Uint("first-uid", 20000, "the made-up users' first uid")
+	start := fs.String("start", "", "the first submission, 2006-01-02 or 2006-01-02T15:04:05 UTC (default: --days before now)")
+	days := fs.Float64("days", 30, "submissions spread over this many days")
+	firstID := fs.Uint("first-id", 0, "the first job id (default: the largest in the table + 1)")
+	seed := fs.Int64("seed", 1, "random seed (the same seed, the same jobs)")
+	batch := fs.Int("batch", 1000, "jobs per INSERT")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dsn == "" {
+		fs.Usage()
+		return errors.New("bench fill-slurmdbd: --dsn")
+	}
+	o := bench.DBDFillOptions{DSN: *dsn, Cluster: *cluster, Jobs: *jobs, Users: *users, FirstUID: uint32(*firstUID),
+		Span: time.Duration(*days * float64(24*time.Hour)), FirstID: uint32(*firstID), Seed: *seed, Batch: *batch}
+	if *names != "" {
+		o.UserNames = strings.Split(*names, ",")
+	}
+	if *start != "" {
+		var err error
+		if o.Start, err = time.ParseInLocation("2006-01-02T15:04:05", *start, time.UTC); err != nil {
+			if o.Start, err = time.ParseInLocation("2006-01-02", *start, time.UTC); err != nil {
+				return fmt.Errorf("--start %q: want 2006-01-02 or 2006-01-02T15:04:05", *start)
+			}
+		}
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	tenth := 0
+	o.Progress = func(done, total int) {
+		if t := done * 10 / total; t > tenth {
+			tenth = t
+			fmt.Fprintf(os.Stderr, "fill-slurmdbd: %d/%d jobs\n", done, total)
+		}
+	}
+	res, err := bench.FillSlurmdbd(ctx, o)
+	if res != nil && res.Jobs > 0 {
+		fmt.Printf("fill-slurmdbd %s: %d jobs, %d steps in %.1f s (%.0f jobs/s), job ids %d-%d, submitted from %s, the last ended %s\n",
+			res.Cluster, res.Jobs, res.Steps, res.Seconds, float64(res.Jobs)/max(res.Seconds, 1e-3), res.FirstID, res.LastID,
+			res.FirstSubmit.UTC().Format(time.RFC3339), res.LastEnd.UTC().Format(time.RFC3339))
+		fmt.Printf("states: COMPLETED %d, FAILED %d, CANCELLED %d, TIMEOUT %d\n",
+			res.States["COMPLETED"], res.States["FAILED"], res.States["CANCELLED"], res.States["TIMEOUT"])
+		withAssoc := 0
+		for _, u := range res.Users {
+			if u.Assoc != 0 {
+				withAssoc++
+			}
+		}
+		fmt.Printf("%d users (%d with an association)", len(res.Users), withAssoc)
+		for i, u := range res.Users {
+			if i >= max(len(o.UserNames), 3) {
+				break
+			}
+			fmt.Printf("; %s (uid %d, account %q): %d jobs", u.Name, u.UID, u.Account, u.Jobs)
 		}
 		fmt.Println()
 	}

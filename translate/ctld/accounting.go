@@ -196,8 +196,10 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 		Partition: j.Partition, Priority: j.Priority, QOSID: 1, ReqCPUs: j.MinCPUs, ReqUID: reqUID(canceller),
 		RestartCnt: j.Restarts, ShowFull: 1, Start: j.StartTime, State: j.State & codec.JOB_STATE_BASE,
 		StdErr: j.StdErr, StdIn: j.StdIn, StdOut: j.StdOut, Submit: j.SubmitTime, SubmitLine: j.SubmitLine,
-		Timelimit: j.TimeLimit, TRESAlloc: tresIDs(j.TresAllocStr), TRESReq: tresIDs(j.TresReqStr), UID: j.UserID, User: j.UserName,
-		WorkDir: j.WorkDir,
+		Timelimit: j.TimeLimit, UID: j.UserID, User: j.UserName, WorkDir: j.WorkDir,
+	}
+	if j.Origin != state.OriginSlurmdbd { // an imported run's are accounting's own (the caller's)
+		d.TRESAlloc, d.TRESReq = tresIDs(j.TresAllocStr), tresIDs(j.TresReqStr)
 	}
 	if j.ArrayJobID == 0 {
 		d.ArrayTaskID = codec.NoVal

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os/user"
 	"sort"
@@ -381,6 +382,9 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 			}
 		}
 	}
+	// The engine's own fair share (Backend.AI 26.3+): its usage and
+	// factor for each user row, its weight as the shares.
+	engineFS := c.engineFairShares(users)
 	sum(root)
 	var order func(a *assocRow)
 	var out []*assocRow
@@ -402,6 +406,63 @@ func (c *Controller) assocTree(now int64) []*assocRow {
 	}
 	order(root)
 	fairTree(root)
+	for r, f := range engineFS {
+		r.fsFactor = f
+	}
+	return out
+}
+
+// engineFairShares puts the engine's fair-share records on the user rows
+// (those with none: no use, factor 1, as the engine says) and returns
+// the factors; nil when the engine computes none (the embedded engine, a
+// manager older than 26.3), the history's usage then standing. A user's
+// record is its default partition's resource group's where it has one,
+// else the first.
+func (c *Controller) engineFairShares(users map[pairKey]*assocRow) map[*assocRow]float64 {
+	src, ok := c.opt.Backend.(translate.FairShareSource)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := src.FairShares(ctx)
+	if err != nil {
+		if !errors.Is(err, translate.ErrNotSupported) {
+			c.logf("sshare: the engine's fair share: %v", err)
+		}
+		return nil
+	}
+	rg := ""
+	cl := c.cluster()
+	for _, p := range cl.parts {
+		if p.Default {
+			rg = p.ResourceGroup
+		}
+	}
+	type key struct{ acct, user string }
+	recs := map[key]translate.FairShare{}
+	for _, f := range list {
+		k := key{f.Project, f.User}
+		if have, ok := recs[k]; !ok || (f.ResourceGroup == rg && have.ResourceGroup != rg) {
+			recs[k] = f
+		}
+	}
+	out := map[*assocRow]float64{}
+	for _, r := range users {
+		if r.parent == nil || r.parent.parent == nil && r.acct == state.RootAccount && r.user == "root" {
+			continue // root's own association: not the engine's
+		}
+		f, ok := recs[key{r.acct, r.user}]
+		if !ok {
+			f = translate.FairShare{Weight: 1, Factor: 1}
+		}
+		r.usage = [usageTRES]float64{}
+		r.usage[usageCPU], r.usage[usageBilling] = f.DecayedUsage, f.DecayedUsage
+		if w := math.Round(f.Weight); w >= 1 && w < 1<<31 {
+			r.shares = uint32(w)
+		}
+		out[r] = f.Factor
+	}
 	return out
 }
 

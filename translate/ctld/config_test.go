@@ -35,7 +35,7 @@ func fakeCluster(t testing.TB, rel string) *conf.Config {
 
 // newTestController builds a controller over a temporary state dir and
 // the local engine, as `slurm-frontend serve` does.
-func newTestController(t *testing.T, cfg *conf.Config, stats *state.RPCStats) *Controller {
+func newTestController(t testing.TB, cfg *conf.Config, stats *state.RPCStats) *Controller {
 	t.Helper()
 	store, err := state.Open(t.TempDir())
 	if err != nil {
