@@ -27,7 +27,7 @@ const (
 	ipprotoTCP   = 6
 	flowEntries  = 65536
 	flowKeySize  = 40 // local[16] remote[16] lport[2] rport[2] pad[4]
-	flowValSize  = 32 // out bytes, in bytes, out packets, in packets
+	flowValSize  = 56 // out/in bytes, out/in packets, out/in end seq, out/in seen, out/in first seq
 	keyOff       = -40
 	ipBufOff     = -80 // 40 bytes: an IPv6 header, or the first 20 of an IPv4 one
 	tcpBufOff    = -96 // 16 bytes of the TCP header (ports .. data offset)
@@ -37,8 +37,14 @@ const (
 	keyRPortOff  = keyOff + 34
 )
 
-// flowValue is the map's value layout.
-type flowValue struct{ OutBytes, InBytes, OutPkts, InPkts uint64 }
+// flowValue is the map's value layout. Each way, the payload's sequence
+// space covered so far is [First, Next) (valid once Seen): a segment
+// retransmitted, or seen twice, adds nothing.
+type flowValue struct {
+	OutBytes, InBytes, OutPkts, InPkts uint64
+	OutNext, InNext, OutSeen, InSeen   uint32
+	OutFirst, InFirst                  uint32
+}
 
 // flowProgram builds the tcx program of one direction. On egress the
 // packet's source is the local end of the key; on ingress its destination.
@@ -51,10 +57,10 @@ func flowProgram(m *ebpf.Map, egress bool, l2len int32) asm.Instructions {
 		return int32(binary.NativeEndian.Uint16(b[:]))
 	}
 	src, dst := int16(keyRemoteOff), int16(keyLocalOff)
-	dirBytes, dirPkts := int16(8), int16(24)
+	dirBytes, dirPkts, dirNext, dirSeen, dirFirst := int16(8), int16(24), int16(36), int16(44), int16(52)
 	if egress {
 		src, dst = keyLocalOff, keyRemoteOff
-		dirBytes, dirPkts = 0, 16
+		dirBytes, dirPkts, dirNext, dirSeen, dirFirst = 0, 16, 32, 40, 48
 	}
 	sPort, dPort := int16(keyRPortOff), int16(keyLPortOff)
 	if egress {
@@ -162,9 +168,42 @@ func flowProgram(m *ebpf.Map, egress bool, l2len int32) asm.Instructions {
 		asm.Add.Imm(asm.R2, keyOff),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "out"),
-		asm.AddAtomic.Mem(asm.R0, asm.R8, asm.DWord, dirBytes),
 		asm.Mov.Imm(asm.R1, 1),
 		asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, dirPkts),
+	)
+	// Bytes are the sequence space the flow's payload has covered: the
+	// first payload segment's, widened at its end by a segment past it
+	// and at its start by one before it (reordered, as ingress may see
+	// them from two CPUs' backlogs). A retransmission covers nothing new
+	// and counts nothing; the increments are at most 2^31, so a flow
+	// past 4 GiB counts on. r1 = start (seq), r5 = end (seq + payload).
+	is = append(is,
+		asm.JEq.Imm(asm.R8, 0, "out"), // SYN, FIN, bare ACK: no payload
+		asm.LoadMem(asm.R1, asm.RFP, tcpBufOff+4, asm.Word),
+		asm.HostTo(asm.BE, asm.R1, asm.Word),
+		asm.Mov.Reg32(asm.R5, asm.R1),
+		asm.Add.Reg32(asm.R5, asm.R8),
+		asm.LoadMem(asm.R2, asm.R0, dirSeen, asm.Word),
+		asm.JEq.Imm(asm.R2, 0, "first"),
+		asm.LoadMem(asm.R3, asm.R0, dirNext, asm.Word),
+		asm.Mov.Reg32(asm.R4, asm.R5),
+		asm.Sub.Reg32(asm.R4, asm.R3),
+		asm.JSLE.Imm32(asm.R4, 0, "low"),
+		asm.StoreMem(asm.R0, dirNext, asm.R5, asm.Word),
+		asm.AddAtomic.Mem(asm.R0, asm.R4, asm.DWord, dirBytes),
+		asm.LoadMem(asm.R3, asm.R0, dirFirst, asm.Word).WithSymbol("low"),
+		asm.Mov.Reg32(asm.R4, asm.R3),
+		asm.Sub.Reg32(asm.R4, asm.R1),
+		asm.JSLE.Imm32(asm.R4, 0, "out"),
+		asm.StoreMem(asm.R0, dirFirst, asm.R1, asm.Word),
+		asm.AddAtomic.Mem(asm.R0, asm.R4, asm.DWord, dirBytes),
+		asm.Ja.Label("out"),
+		asm.StoreMem(asm.R0, dirNext, asm.R5, asm.Word).WithSymbol("first"),
+		asm.StoreMem(asm.R0, dirFirst, asm.R1, asm.Word),
+		asm.StoreImm(asm.R0, dirSeen, 1, asm.Word),
+		asm.AddAtomic.Mem(asm.R0, asm.R8, asm.DWord, dirBytes),
+	)
+	is = append(is,
 		asm.Mov.Imm(asm.R0, tcxNext).WithSymbol("out"),
 		asm.Return(),
 	)
