@@ -96,7 +96,12 @@ func sacctAgainstSlurmdbd(t *testing.T, f *frontend, rel string) {
 		r.mustRun(rel, "sbatch", "-J", "okjob", "-o", "/dev/null", "--wrap", "true")
 		r.mustRun(rel, "sbatch", "-J", "failjob", "-o", "/dev/null", "--wrap", "exit 3")
 		held := id(r.mustRun(rel, "sbatch", "--hold", "-J", "heldjob", "-o", "/dev/null", "--wrap", "true"))
+		// sacct orders by submit second, then by array job id (0 for
+		// a job that is no array): the array goes in a second of its
+		// own, so both clusters order alike.
+		time.Sleep(1100 * time.Millisecond)
 		r.mustRun(rel, "sbatch", "-J", "arrjob", "-o", "/dev/null", "--array=1-3", "--wrap", "exit $SLURM_ARRAY_TASK_ID")
+		time.Sleep(1100 * time.Millisecond)
 		r.mustRun(rel, "scancel", held)
 		r.mustRun(rel, "srun", "-J", "stepjob", "-n", "2", "true")
 		for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
