@@ -650,13 +650,25 @@ type GotJobs struct {
 	Null bool // no list at all (NO_VAL): the client takes it as an error
 	RC   uint32
 	// Body, when set, is the whole body already encoded (by a
-	// GotJobsBuilder); Encode writes it as it is.
-	Body []byte
+	// GotJobsBuilder), in pieces to send as they are (writev); Encode
+	// writes them in order.
+	Body [][]byte
+}
+
+// BodyLen is the length of an encoded Body.
+func (m *GotJobs) BodyLen() int {
+	n := 0
+	for _, b := range m.Body {
+		n += len(b)
+	}
+	return n
 }
 
 func (m *GotJobs) Encode(w *Writer, v uint16) {
 	if m.Body != nil {
-		w.B = append(w.B, m.Body...)
+		for _, b := range m.Body {
+			w.B = append(w.B, b...)
+		}
 		return
 	}
 	if m.Null {
@@ -716,17 +728,32 @@ func (b *GotJobsBuilder) Drop(i int) {
 	}
 }
 
-// Finish writes the count and rc and returns the body.
-func (b *GotJobsBuilder) Finish(rc uint32) []byte {
+// Finish writes the count and rc and returns the body in pieces: the
+// count, the records' bytes (each chunk whole where nothing was dropped
+// from it), the rc. Nothing is copied.
+func (b *GotJobsBuilder) Finish(rc uint32) [][]byte {
 	chunks := append(b.chunks, b.cur.B)
-	out := make([]byte, 4, 4+b.size+4)
-	binary.BigEndian.PutUint32(out, uint32(len(b.spans)-b.dead))
-	for _, s := range b.spans {
-		if s.chunk >= 0 {
-			out = append(out, chunks[s.chunk][s.start:s.end]...)
+	out := [][]byte{binary.BigEndian.AppendUint32(nil, uint32(len(b.spans)-b.dead))}
+	// Consecutive live records of a chunk go out as one piece.
+	cur, from, to := -1, 0, 0
+	flush := func() {
+		if cur >= 0 && to > from {
+			out = append(out, chunks[cur][from:to])
 		}
 	}
-	return binary.BigEndian.AppendUint32(out, rc)
+	for _, s := range b.spans {
+		if s.chunk < 0 {
+			continue
+		}
+		if s.chunk == cur && s.start == to {
+			to = s.end
+			continue
+		}
+		flush()
+		cur, from, to = s.chunk, s.start, s.end
+	}
+	flush()
+	return append(out, binary.BigEndian.AppendUint32(nil, rc))
 }
 
 func (m *GotJobs) Decode(r *Reader, v uint16) error {

@@ -182,7 +182,7 @@ func TestGotJobsBuilder(t *testing.T) {
 		}
 		want := Writer{}
 		(&GotJobs{Jobs: jobs, RC: 7}).Encode(&want, v)
-		if got := b.Finish(7); !bytes.Equal(got, want.B) {
+		if got := bytes.Join(b.Finish(7), nil); !bytes.Equal(got, want.B) {
 			t.Errorf("%s: builder body differs", VersionName(v))
 		}
 		b = NewGotJobsBuilder(v, 0)
@@ -193,7 +193,7 @@ func TestGotJobsBuilder(t *testing.T) {
 		b.Drop(1)
 		want = Writer{}
 		(&GotJobs{Jobs: []DBDJob{jobs[0], jobs[2]}}).Encode(&want, v)
-		if got := b.Finish(0); !bytes.Equal(got, want.B) {
+		if got := bytes.Join(b.Finish(0), nil); !bytes.Equal(got, want.B) {
 			t.Errorf("%s: builder body with a record dropped differs", VersionName(v))
 		}
 		var back GotJobs

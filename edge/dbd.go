@@ -190,12 +190,16 @@ func (s *DBDServer) serve(c net.Conn) {
 			if body == nil {
 				var w codec.Writer
 				got.Encode(&w, v)
-				body = w.B
+				body = [][]byte{w.B}
 			}
 			// A month of history is tens of megabytes: the frame's
-			// header and the body go out as they are (writev).
-			bufs := net.Buffers{codec.AppendDBDFrame(nil, codec.DBD_GOT_JOBS, nil), body}
-			binary.BigEndian.PutUint32(bufs[0], uint32(len(body)+2))
+			// header and the body's pieces go out as they are (writev).
+			n := 0
+			for _, b := range body {
+				n += len(b)
+			}
+			bufs := append(net.Buffers{codec.AppendDBDFrame(nil, codec.DBD_GOT_JOBS, nil)}, body...)
+			binary.BigEndian.PutUint32(bufs[0], uint32(n+2))
 			if _, err := bufs.WriteTo(c); err != nil {
 				return
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -504,7 +505,7 @@ func (c *cursor) next() {
 
 // seek positions c at the first key at or after key.
 func (c *cursor) seek(key []byte) {
-	for n := 0; n < 3 && c.it.Valid(); n++ {
+	for n := 0; n < 16 && c.it.Valid(); n++ {
 		if bytes.Compare(c.it.Item().Key(), key) >= 0 {
 			if c.known && bytes.Compare(c.prev, key) < 0 {
 				return
@@ -579,8 +580,8 @@ func (c *HistCond) Match(j *Job) bool {
 	return true
 }
 
-// History calls fn, in the order of the index used, for every finished
-// run that cond selects, with its steps, until fn returns false.
+// History calls fn, in job id order (then start), for every finished run
+// that cond selects, with its steps, until fn returns false.
 func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		var stepIt *badger.Iterator
@@ -648,6 +649,23 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 			return nil
 		}
 		last12 := func(k []byte) []byte { return k[len(k)-12:] }
+		// The index scans gather the runs' keys, then read the records
+		// (and steps) in key order: in end order they are scattered
+		// over the job ids, and each would be a seek.
+		var hits [][12]byte
+		collect := func(prefix, from []byte) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
+			defer it.Close()
+			endAt := len(from) - 8
+			for it.Seek(from); it.ValidForPrefix(prefix); it.Next() {
+				k := it.Item().Key()
+				if len(k) >= endAt+8 && int64(binary.BigEndian.Uint64(k[endAt:])) > stop {
+					return nil
+				}
+				hits = append(hits, [12]byte(k[len(k)-12:]))
+			}
+			return nil
+		}
 		switch {
 		case len(cond.JobIDs) > 0:
 			// Each job's runs, and an array's tasks (their own ids
@@ -666,21 +684,31 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 		case len(cond.UIDs) > 0:
 			for _, uid := range cond.UIDs {
 				p := be32(append([]byte(nil), prefixHistUser...), uid)
-				if err := scan(p, be64(append([]byte(nil), p...), cond.Start), last12); err != nil {
+				if err := collect(p, be64(append([]byte(nil), p...), cond.Start)); err != nil {
 					return err
 				}
 			}
-			return nil
 		case len(cond.Accounts) > 0:
 			for _, a := range cond.Accounts {
 				p := append(append(append([]byte(nil), prefixHistAcct...), a...), 0)
-				if err := scan(p, be64(append([]byte(nil), p...), cond.Start), last12); err != nil {
+				if err := collect(p, be64(append([]byte(nil), p...), cond.Start)); err != nil {
 					return err
 				}
 			}
-			return nil
+		default:
+			if err := collect(prefixHistEnd, be64(append([]byte(nil), prefixHistEnd...), cond.Start)); err != nil {
+				return err
+			}
 		}
-		return scan(prefixHistEnd, be64(append([]byte(nil), prefixHistEnd...), cond.Start), last12)
+		slices.SortFunc(hits, func(a, b [12]byte) int { return bytes.Compare(a[:], b[:]) })
+		key := append([]byte(nil), prefixHistJob...)
+		for _, h := range hits {
+			more, err := emit(append(key[:len(prefixHistJob)], h[:]...))
+			if err != nil || !more {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -42,8 +42,8 @@ func BenchmarkAccountingJobsMonth(b *testing.B) {
 			cd.Flags |= x.flags
 			for i := 0; i < b.N; i++ {
 				got := c.AccountingJobs(0, &cd, codec.V24_11)
-				if len(got.Body) < n*100 {
-					b.Fatalf("%d bytes", len(got.Body))
+				if got.BodyLen() < n*100 {
+					b.Fatalf("%d bytes", got.BodyLen())
 				}
 			}
 		})
