@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean
+.PHONY: bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
 
 all: build
 
@@ -72,6 +72,24 @@ lint:
 FUZZTIME ?= 20s
 fuzz:
 	bash tools/fuzz.sh $(FUZZTIME) fuzz-report.txt
+
+# The server, its shim and a systemd unit (KillMode=process: jobs outlive
+# a restart): `make install`, then put the cluster's slurm.conf in
+# /etc/slurm-frontend and `systemctl enable --now slurm-frontend`.
+# PREFIX (default /usr/local) and DESTDIR as usual. The shim's directory
+# must be root's alone (the server checks before running it as root).
+PREFIX  ?= /usr/local
+SBINDIR := $(PREFIX)/sbin
+DOCDIR  := $(PREFIX)/share/doc/slurm-frontend
+UNITDIR ?= /etc/systemd/system
+install: build
+	install -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)/etc/slurm-frontend
+	install -d -m 0700 $(DESTDIR)/var/lib/slurm-frontend
+	install -m 0755 $(BIN) $(BIN)-shim $(DESTDIR)$(SBINDIR)/
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' tools/systemd/slurm-frontend.service \
+		>$(DESTDIR)$(UNITDIR)/slurm-frontend.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/slurm-frontend.service
 
 clean:
 	rm -rf bin .state
