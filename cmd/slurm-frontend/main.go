@@ -294,7 +294,7 @@ func serve(args []string) error {
 		if steps {
 			sn = nodes
 		}
-		ms, err := serveMetrics(s.metricsListen, srv, sn, logger)
+		ms, err := serveMetrics(s.metricsListen, srv, sn, stats, logger)
 		if err != nil {
 			return err
 		}

@@ -6,20 +6,27 @@ import (
 	"log"
 	"net"
 	"net/http"
+	osuser "os/user"
 	"sort"
+	"strconv"
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/edge"
+	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate/node"
 )
 
 // serveMetrics answers Prometheus scrapes on addr (--metrics-listen): the
 // controller port's load per source host, and srun's task I/O per step.
 // It returns once the listener is bound, so a bad address fails the start.
-func serveMetrics(addr string, srv *edge.Server, nodes *node.Service, logger *log.Logger) (io.Closer, error) {
+func serveMetrics(addr string, srv *edge.Server, nodes *node.Service, stats *state.RPCStats, logger *log.Logger) (io.Closer, error) {
 	set := metrics.NewSet()
 	set.RegisterMetricsWriter(func(w io.Writer) {
+		if stats != nil {
+			writeRPCMetrics(w, stats)
+		}
 		writeSourceMetrics(w, srv)
 		if nodes != nil {
 			writeStepIOMetrics(w, nodes)
@@ -43,6 +50,24 @@ func serveMetrics(addr string, srv *edge.Server, nodes *node.Service, logger *lo
 	}()
 	logger.Printf("metrics on http://%s/metrics", ln.Addr())
 	return hs, nil
+}
+
+// writeRPCMetrics: sdiag's RPC tables (by message type and by user), the
+// same counters sdiag reads, so the two agree; sdiag -r resets both.
+func writeRPCMetrics(w io.Writer, stats *state.RPCStats) {
+	for _, r := range stats.ByType() {
+		name := codec.MsgTypeName(uint16(r.ID))
+		metrics.WriteCounterUint64(w, fmt.Sprintf(`slurm_frontend_rpc_requests_total{type=%q}`, name), uint64(r.Count))
+		metrics.WriteCounterFloat64(w, fmt.Sprintf(`slurm_frontend_rpc_seconds_total{type=%q}`, name), float64(r.Usec)/1e6)
+	}
+	for _, r := range stats.ByUser() {
+		user := strconv.FormatUint(uint64(r.ID), 10)
+		if u, err := osuser.LookupId(user); err == nil {
+			user = u.Username
+		}
+		metrics.WriteCounterUint64(w, fmt.Sprintf(`slurm_frontend_rpc_user_requests_total{user=%q}`, user), uint64(r.Count))
+		metrics.WriteCounterFloat64(w, fmt.Sprintf(`slurm_frontend_rpc_user_seconds_total{user=%q}`, user), float64(r.Usec)/1e6)
+	}
 }
 
 func writeSourceMetrics(w io.Writer, srv *edge.Server) {
