@@ -7,12 +7,11 @@ import (
 	"math"
 	"math/rand"
 	"os/user"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/lablup/slurm-frontend/translate/slurmdbd"
 )
 
 // DBDFillOptions say what FillSlurmdbd writes into a slurmdbd database.
@@ -56,8 +55,6 @@ type DBDUser struct {
 	Jobs    int
 }
 
-var dbdName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
 // FillSlurmdbd adds finished jobs to a slurmdbd database's job and step
 // tables as slurmdbd 24.11 (accounting_storage/mysql) writes them: one
 // row per job with the TRES strings, times, state and exit code, a batch
@@ -72,22 +69,11 @@ var dbdName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // inserts.
 func FillSlurmdbd(ctx context.Context, o DBDFillOptions) (*DBDFillResult, error) {
 	t0 := time.Now()
-	cfg, err := mysql.ParseDSN(o.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("--dsn: %w", err)
-	}
-	if cfg.DBName == "" {
-		cfg.DBName = "slurm_acct_db"
-	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := slurmdbd.OpenDB(ctx, o.DSN, 1)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
-		return nil, fmt.Errorf("database %s: %w", cfg.DBName, err)
-	}
 	if o.Jobs <= 0 {
 		o.Jobs = 100000
 	}
@@ -106,29 +92,9 @@ func FillSlurmdbd(ctx context.Context, o DBDFillOptions) (*DBDFillResult, error)
 	if o.Batch <= 0 {
 		o.Batch = 1000
 	}
-	res := &DBDFillResult{Cluster: o.Cluster, States: map[string]int{}}
-	if res.Cluster == "" {
-		var names []string
-		rows, err := db.QueryContext(ctx, "SELECT name FROM cluster_table WHERE deleted=0")
-		if err != nil {
-			return nil, fmt.Errorf("reading the clusters (is this a slurmdbd database?): %w", err)
-		}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			names = append(names, n)
-		}
-		rows.Close()
-		if len(names) != 1 {
-			return nil, fmt.Errorf("the database holds clusters %v: say which with --cluster", names)
-		}
-		res.Cluster = names[0]
-	}
-	if !dbdName.MatchString(res.Cluster) {
-		return nil, fmt.Errorf("cluster name %q cannot name a table", res.Cluster)
+	res := &DBDFillResult{States: map[string]int{}}
+	if res.Cluster, err = slurmdbd.ClusterName(ctx, db, o.Cluster); err != nil {
+		return nil, err
 	}
 	jobT, stepT, assocT := "`"+res.Cluster+"_job_table`", "`"+res.Cluster+"_step_table`", "`"+res.Cluster+"_assoc_table`"
 

@@ -19,14 +19,7 @@ func TestImportSlurmdbd(t *testing.T) {
 	needClients(t)
 	const rel = "24.11"
 	f := newFrontend(t, realAcctCluster)
-	dir := workDir(t, "real-import-")
-	os.Chmod(dir, 0o777)
-	port := freePorts(t, 3)
-	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
-	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
-	if out, err := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
-		t.Fatalf("real accounting cluster %s: %v\n%s", rel, err, out)
-	}
+	dir, _ := startRealAccounting(t, rel, "real-import-")
 	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: filepath.Join(dir, "w")}.user("slurm")
 	os.MkdirAll(real.dir, 0o777)
 	os.Chmod(real.dir, 0o777)

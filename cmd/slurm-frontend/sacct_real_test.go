@@ -67,20 +67,29 @@ func TestSacctAgainstSlurmdbd(t *testing.T) {
 	}
 }
 
-func sacctAgainstSlurmdbd(t *testing.T, f *frontend, rel string) {
+// startRealAccounting starts tools/real-accounting.sh's cluster (acctdiff)
+// of release rel in a new work dir, stopped when the test ends (even after
+// a start that failed half-way: by the pids it wrote); it returns the dir
+// (its slurm.conf is the clients') and the base port.
+func startRealAccounting(t *testing.T, rel, prefix string) (string, int) {
+	t.Helper()
 	root := map[string]string{"22.05": "/", "24.11": "/opt/slurm-roots/trixie", "26.05": "/opt/slurm-roots/sid"}[rel] // tools/lib.sh
 	if _, err := os.Stat(filepath.Join(root, "usr/sbin/slurmdbd")); err != nil {
 		t.Fatalf("no slurmdbd for %s in %s: run tools/install.sh", rel, root)
 	}
-	dir := workDir(t, "real-acct-")
+	dir := workDir(t, prefix)
 	os.Chmod(dir, 0o777)
 	port := freePorts(t, 3)
 	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
-	// Stopped even when the start fails half-way (by the pids it wrote).
 	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
 	if out, err := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
 		t.Fatalf("real accounting cluster %s: %v\n%s", rel, err, out)
 	}
+	return dir, port
+}
+
+func sacctAgainstSlurmdbd(t *testing.T, f *frontend, rel string) {
+	dir, _ := startRealAccounting(t, rel, "real-acct-")
 	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: filepath.Join(dir, "w")}.user("slurm")
 	os.MkdirAll(real.dir, 0o777)
 	os.Chmod(real.dir, 0o777)

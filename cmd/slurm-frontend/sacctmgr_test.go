@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -38,14 +36,7 @@ func TestSacctmgrAgainstSlurmdbd(t *testing.T) {
 }
 
 func sacctmgrAgainstSlurmdbd(t *testing.T, f *frontend, ours runner, rel string) {
-	dir := workDir(t, "real-sacctmgr-")
-	os.Chmod(dir, 0o777)
-	port := freePorts(t, 3)
-	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
-	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
-	if out, err := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
-		t.Fatalf("real accounting cluster %s: %v\n%s", rel, err, out)
-	}
+	dir, port := startRealAccounting(t, rel, "real-sacctmgr-")
 	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: dir}
 	real.mustRun(rel, "sacctmgr", "-i", "add", "account", "physics,chem")
 	real.mustRun(rel, "sacctmgr", "-i", "add", "user", "slurm", "account=root")

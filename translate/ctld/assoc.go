@@ -605,23 +605,37 @@ func (c *Controller) directory() []dirView {
 		c.logf("accounting: the engine's users and projects: %v", err)
 		return out
 	}
-	v := dirView{users: info.Users, jobsAcct: info.JobsAccount, accounts: info.Accounts}
+	// The engine hands out the same directory until it reads it again:
+	// the view (its users' uids looked up) is made once per directory.
+	c.dirMu.Lock()
+	defer c.dirMu.Unlock()
+	if c.dirOf != info {
+		c.dirOf, c.dirView = info, engineView(info)
+	}
+	return append(out, c.dirView)
+}
+
+// engineView is the engine's directory as the tree uses it: users' uids
+// from its container uid, else the local passwd (else none: never root).
+func engineView(info *translate.DirectoryInfo) dirView {
+	v := dirView{users: append([]translate.DirUser(nil), info.Users...), jobsAcct: info.JobsAccount, accounts: info.Accounts}
 	for _, a := range info.Accounts {
 		v.accts = append(v.accts, a.Name)
 	}
 	for i := range v.users {
-		if u := &v.users[i]; !u.UIDKnown {
+		u := &v.users[i]
+		if !u.UIDKnown {
 			if pw, err := user.Lookup(u.Name); err == nil {
 				if n, err := strconv.ParseUint(pw.Uid, 10, 32); err == nil {
 					u.UID, u.UIDKnown = uint32(n), true
 				}
 			}
 		}
-		if u := &v.users[i]; !u.UIDKnown {
-			u.UID = codec.NoVal // no uid here: never root's
+		if !u.UIDKnown {
+			u.UID = codec.NoVal
 		}
 	}
-	return append(out, v)
+	return v
 }
 
 // importedView is the directory an import-slurmdbd kept (read once: the

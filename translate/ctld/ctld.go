@@ -75,6 +75,9 @@ type Controller struct {
 	usage    usageCache // sshare's decayed usage (assoc.go)
 	impOnce  sync.Once  // the imported accounts, read once (assoc.go)
 	imp      *dirView
+	dirMu    sync.Mutex // the engine directory's view, made once per directory (assoc.go)
+	dirOf    *translate.DirectoryInfo
+	dirView  dirView
 	purgedAt int64 // when purgeFinished last looked (seconds; c.mu)
 	opt      Options
 	snap     atomic.Pointer[Snapshot]

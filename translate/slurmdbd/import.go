@@ -48,47 +48,67 @@ type Result struct {
 
 var tableName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// Import reads the database into st.
-func Import(ctx context.Context, st *state.Store, o Options) (*Result, error) {
-	cfg, err := mysql.ParseDSN(o.DSN)
+// OpenDB connects to a slurmdbd database (the DSN in go-sql-driver form;
+// no database name: slurmdbd's StorageLoc default, slurm_acct_db).
+func OpenDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("--dsn: %w", err)
 	}
 	if cfg.DBName == "" {
-		cfg.DBName = "slurm_acct_db" // slurmdbd's StorageLoc default
+		cfg.DBName = "slurm_acct_db"
 	}
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(2)
+	db.SetMaxOpenConns(conns)
 	if err := db.PingContext(ctx); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("database %s: %w", cfg.DBName, err)
 	}
-	res := &Result{Cluster: o.Cluster}
-	if res.Cluster == "" {
+	return db, nil
+}
+
+// ClusterName is the cluster whose tables to read: name, or the only
+// cluster the database holds; either way one that can name a table.
+func ClusterName(ctx context.Context, db *sql.DB, name string) (string, error) {
+	if name == "" {
 		var names []string
 		rows, err := db.QueryContext(ctx, "SELECT name FROM cluster_table WHERE deleted=0")
 		if err != nil {
-			return nil, fmt.Errorf("reading the clusters (is this a slurmdbd database?): %w", err)
+			return "", fmt.Errorf("reading the clusters (is this a slurmdbd database?): %w", err)
 		}
 		for rows.Next() {
 			var n string
 			if err := rows.Scan(&n); err != nil {
 				rows.Close()
-				return nil, err
+				return "", err
 			}
 			names = append(names, n)
 		}
 		rows.Close()
 		if len(names) != 1 {
-			return nil, fmt.Errorf("the database holds clusters %v: say which with --cluster", names)
+			return "", fmt.Errorf("the database holds clusters %v: say which with --cluster", names)
 		}
-		res.Cluster = names[0]
+		name = names[0]
 	}
-	if !tableName.MatchString(res.Cluster) {
-		return nil, fmt.Errorf("cluster name %q cannot name a table", res.Cluster)
+	if !tableName.MatchString(name) {
+		return "", fmt.Errorf("cluster name %q cannot name a table", name)
+	}
+	return name, nil
+}
+
+// Import reads the database into st.
+func Import(ctx context.Context, st *state.Store, o Options) (*Result, error) {
+	db, err := OpenDB(ctx, o.DSN, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	res := &Result{}
+	if res.Cluster, err = ClusterName(ctx, db, o.Cluster); err != nil {
+		return nil, err
 	}
 	batch := o.Batch
 	if batch <= 0 {
