@@ -66,9 +66,11 @@ import "net/netip"
 // MaxEntries bounds the number of distinct source hosts tracked.
 const MaxEntries = 65536
 
-// Counters is the traffic seen from one source host.
+// Counters is the traffic seen from one source host. Conns counts
+// connection attempts: TCP SYNs without ACK (eBPF), accepted connections
+// (userspace).
 type Counters struct {
-	Packets, Bytes uint64
+	Packets, Bytes, Conns uint64
 }
 
 // Accounting is per-source-host traffic accounting of the controller port.

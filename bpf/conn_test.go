@@ -163,6 +163,45 @@ func TestEBPFCountsLoopback(t *testing.T) {
 	if max := uint64(N) + 60*c.Packets; c.Bytes > max { // TCP header <= 60
 		t.Errorf("bytes = %d > payload+60*packets = %d: skb->len includes more than the TCP segment?", c.Bytes, max)
 	}
+	// One SYN per connection: the per-host rate limit charges hosts for
+	// connections by this count.
+	if c.Conns != conns {
+		t.Errorf("conns = %d, want %d (one SYN each)", c.Conns, conns)
+	}
+}
+
+// TestEBPFCountsConnectionsWithoutData: connections that send nothing
+// (a client that connects and idles, or leaves at once) are counted as
+// connection attempts too, and an established connection's traffic adds
+// none.
+func TestEBPFCountsConnectionsWithoutData(t *testing.T) {
+	a := newEBPFOrSkip(t)
+	ln := listen(t, a)
+	_, flen := serve(t, ln)
+	var held []net.Conn
+	for i := 0; i < 5; i++ {
+		c, err := net.Dial("tcp4", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-flen
+		held = append(held, c)
+	}
+	// Traffic on an open connection: data segments, ACKs.
+	if _, err := held[0].Write(bytes.Repeat([]byte("y"), 100000)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap[loopback].Conns; got != 5 {
+		t.Fatalf("conns = %d, want 5 (%+v)", got, snap[loopback])
+	}
 }
 
 func TestEBPFNeverDrops(t *testing.T) {
@@ -246,7 +285,7 @@ func TestUserspaceFallback(t *testing.T) {
 		<-done
 	}
 	snap, _ := a.Snapshot()
-	if got, want := snap[loopback], (Counters{Packets: 16000, Bytes: 80000}); got != want {
+	if got, want := snap[loopback], (Counters{Packets: 16000, Bytes: 80000, Conns: 8000}); got != want {
 		t.Errorf("127.0.0.1 = %+v, want %+v", got, want)
 	}
 	if got, want := snap[v6], (Counters{Packets: 8000, Bytes: 24000}); got != want {

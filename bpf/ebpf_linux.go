@@ -22,8 +22,14 @@ const (
 	ethPIP      = 0x0800
 )
 
-// value layout in the map: {packets u64, bytes u64}.
-type mapValue struct{ Packets, Bytes uint64 }
+// value layout in the map: {packets u64, bytes u64, conns u64}.
+type mapValue struct{ Packets, Bytes, Conns uint64 }
+
+const (
+	tcpFlagSYN = 0x02
+	tcpFlagACK = 0x10
+	ipProtoTCP = 6
+)
 
 // program builds the socket filter. R6 holds the skb (required by LD_ABS).
 func program(m *ebpf.Map) asm.Instructions {
@@ -49,15 +55,17 @@ func program(m *ebpf.Map) asm.Instructions {
 
 		// first packet from this host: insert zeroes (NOEXIST: a racing
 		// CPU may have inserted already; either way look it up again).
-		asm.StoreImm(asm.RFP, -16, 0, asm.Word),
-		asm.StoreImm(asm.RFP, -12, 0, asm.Word),
+		asm.StoreImm(asm.RFP, -32, 0, asm.Word),
+		asm.StoreImm(asm.RFP, -28, 0, asm.Word),
 		asm.StoreImm(asm.RFP, -24, 0, asm.Word),
 		asm.StoreImm(asm.RFP, -20, 0, asm.Word),
+		asm.StoreImm(asm.RFP, -16, 0, asm.Word),
+		asm.StoreImm(asm.RFP, -12, 0, asm.Word),
 		asm.LoadMapPtr(asm.R1, m.FD()),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -4),
 		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, -24),
+		asm.Add.Imm(asm.R3, -32),
 		asm.Mov.Imm(asm.R4, int32(ebpf.UpdateNoExist)),
 		asm.FnMapUpdateElem.Call(),
 		asm.LoadMapPtr(asm.R1, m.FD()),
@@ -70,6 +78,22 @@ func program(m *ebpf.Map) asm.Instructions {
 		asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 0),
 		asm.LoadMem(asm.R1, asm.R6, skbLenOff, asm.Word),
 		asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 8),
+
+		// A TCP SYN without ACK is a connection attempt: conns += 1.
+		// The value pointer is kept in R7 across the loads (LD_ABS and
+		// LD_IND clobber R0-R5).
+		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.LoadAbs(skfNetOff+9, asm.Byte), // IPv4 protocol
+		asm.JNE.Imm(asm.R0, ipProtoTCP, "out"),
+		asm.LoadAbs(skfNetOff, asm.Byte), // version and IHL
+		asm.And.Imm(asm.R0, 0x0f),
+		asm.LSh.Imm(asm.R0, 2),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.LoadInd(asm.R0, asm.R8, skfNetOff+13, asm.Byte), // TCP flags
+		asm.And.Imm(asm.R0, tcpFlagSYN|tcpFlagACK),
+		asm.JNE.Imm(asm.R0, tcpFlagSYN, "out"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(asm.R7, asm.R1, asm.DWord, 16),
 
 		// accept the whole packet: never drop, never truncate.
 		asm.LoadMem(asm.R0, asm.R6, skbLenOff, asm.Word).WithSymbol("out"),
@@ -93,7 +117,7 @@ func newEBPF() (*eBPF, error) {
 		Name:       "conn_acct",
 		Type:       ebpf.LRUHash,
 		KeySize:    4,
-		ValueSize:  16,
+		ValueSize:  24,
 		MaxEntries: MaxEntries,
 	})
 	if err != nil {
@@ -165,7 +189,7 @@ func (e *eBPF) Snapshot() (map[netip.Addr]Counters, error) {
 	for it.Next(&k, &v) {
 		var a [4]byte
 		binary.BigEndian.PutUint32(a[:], k) // key is host-order (LD_ABS)
-		out[netip.AddrFrom4(a)] = Counters{Packets: v.Packets, Bytes: v.Bytes}
+		out[netip.AddrFrom4(a)] = Counters{Packets: v.Packets, Bytes: v.Bytes, Conns: v.Conns}
 	}
 	return out, it.Err()
 }

@@ -32,7 +32,7 @@ func NewUserspace() *Userspace {
 	return u
 }
 
-func (u *Userspace) add(addr netip.Addr, pkts, n uint64) {
+func (u *Userspace) add(addr netip.Addr, pkts, n, conns uint64) {
 	addr = addr.Unmap() // ::ffff:a.b.c.d and a.b.c.d are the same host
 	s := &u.shards[maphash.Comparable(u.seed, addr)%shards]
 	s.mu.Lock()
@@ -49,16 +49,17 @@ func (u *Userspace) add(addr netip.Addr, pkts, n uint64) {
 	}
 	c.Packets += pkts
 	c.Bytes += n
+	c.Conns += conns
 	s.mu.Unlock()
 }
 
 // Conn records a new connection from addr (the edge's OnOpen).
-func (u *Userspace) Conn(addr netip.Addr) { u.add(addr, 1, 0) }
+func (u *Userspace) Conn(addr netip.Addr) { u.add(addr, 1, 0, 1) }
 
 // Bytes records n bytes read from addr (the edge's OnTraffic).
 func (u *Userspace) Bytes(addr netip.Addr, n int) {
 	if n > 0 {
-		u.add(addr, 1, uint64(n))
+		u.add(addr, 1, uint64(n), 0)
 	}
 }
 

@@ -34,6 +34,7 @@ type Config struct {
 	IdleTimeout time.Duration // a connection that has not sent a whole request by then is closed
 	DoneTimeout time.Duration // an answered connection the client did not close
 	MaxFrame    int
+	RateLimit   *RateLimit // nil: every request admitted
 }
 
 func (c *Config) defaults() {
@@ -69,6 +70,7 @@ type Server struct {
 	eng       gnet.Engine
 	ready     chan error
 	work      chan *job
+	quit      chan struct{} // closed when the listener has stopped: workers leave
 	wg        sync.WaitGroup
 	mu        sync.Mutex
 	conns     map[gnet.Conn]*connState
@@ -84,10 +86,12 @@ type Server struct {
 	// wants the totals too.
 	authFail [256]atomic.Uint64
 	badHash  atomic.Uint64
+	rl       *limiter // nil: no rate limits
 }
 
 type connState struct {
 	opened time.Time
+	peer   netip.Addr // the client's address (unmapped)
 	done   atomic.Bool // answered (or refused): ignore further input
 	// working: its request is with a worker (a slow RPC may take
 	// seconds: an allocation waiting for its session, an engine call);
@@ -113,13 +117,30 @@ type job struct {
 	c     gnet.Conn
 	req   Request
 	start time.Time
+	// held: a request the rate limit made wait (22.05 clients); the
+	// worker answers it as the event loop would have (Fast, then Slow).
+	held bool
 }
 
 // New makes a server; call Run.
 func New(cfg Config, h Handler, auth Authenticator, signer Signer, stats Stats, log Logger) *Server {
 	cfg.defaults()
-	return &Server{cfg: cfg, h: h, auth: auth, signer: signer, stats: stats, log: log,
+	s := &Server{cfg: cfg, h: h, auth: auth, signer: signer, stats: stats, log: log,
 		ready: make(chan error, 1), conns: map[gnet.Conn]*connState{}}
+	if cfg.RateLimit != nil && (cfg.RateLimit.User.on() || cfg.RateLimit.Host.on()) {
+		s.rl = newLimiter(*cfg.RateLimit)
+	}
+	return s
+}
+
+// RateLimited returns the requests told to back off and those held (22.05
+// clients) since start, by the limit that acted ("user", "host").
+func (s *Server) RateLimited() (backoffs, holds map[string]uint64) {
+	if s.rl == nil {
+		return nil, nil
+	}
+	return map[string]uint64{"user": s.rl.UserBackoffs.Load(), "host": s.rl.HostBackoffs.Load()},
+		map[string]uint64{"user": s.rl.UserHolds.Load(), "host": s.rl.HostHolds.Load()}
 }
 
 // Ready is closed (after sending nil) once the listener accepts, or gets
@@ -140,6 +161,7 @@ func (s *Server) Run() error {
 	}
 	ln.Close()
 	s.work = make(chan *job, s.cfg.QueueLen)
+	s.quit = make(chan struct{})
 	for i := 0; i < s.cfg.Workers; i++ {
 		s.wg.Add(1)
 		go s.worker()
@@ -160,7 +182,7 @@ func (s *Server) Run() error {
 		default:
 		}
 	}
-	close(s.work)
+	close(s.quit)
 	s.wg.Wait()
 	return err
 }
@@ -287,12 +309,10 @@ func (s *Server) TopSources(n int) []string {
 }
 
 func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if s.user != nil {
-		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-			s.user.Conn(ap.Addr())
-		}
+	st := &connState{opened: time.Now(), peer: peerAddr(c)}
+	if s.user != nil && st.peer.IsValid() {
+		s.user.Conn(st.peer)
 	}
-	st := &connState{opened: time.Now()}
 	c.SetContext(st)
 	s.mu.Lock()
 	s.conns[c] = st
@@ -312,10 +332,27 @@ func (s *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
 	return gnet.None
 }
 
+// peerAddr is the client's address, unmapped (::ffff:a.b.c.d is a.b.c.d).
+func peerAddr(c gnet.Conn) netip.Addr {
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return ta.AddrPort().Addr().Unmap()
+	}
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
 // OnTick reaps connections that idle too long or were answered but never
-// closed by the peer.
+// closed by the peer, and charges hosts for the connections the
+// accounting saw (the per-host rate limit).
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now()
+	if s.rl != nil && s.rl.cfg.Host.on() {
+		if snap, _ := s.Sources(); snap != nil {
+			s.rl.feed(snap, time.Duration(monoNow()))
+		}
+	}
 	var victims, flushed []gnet.Conn
 	s.mu.Lock()
 	for c, st := range s.conns {
@@ -418,6 +455,12 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		_, _ = c.Discard(n + 4)
 		return s.refuseAuth(c, st, &f, err)
 	}
+	if s.rl != nil {
+		if a := s.admit(c, st, &req, start); a != gnet.None || st.done.Load() {
+			_, _ = c.Discard(n + 4)
+			return a
+		}
+	}
 	if rep, ok := s.h.Fast(&req); ok {
 		if rep.Drop {
 			_, _ = c.Discard(n + 4)
@@ -446,9 +489,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	// Slow path: copy the body off the connection buffer.
 	req.Body = append([]byte(nil), f.Body...)
-	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-		req.Peer = ap.Addr().Unmap()
-	}
+	req.Peer = st.peer
 	_, _ = c.Discard(n + 4)
 	st.done.Store(true)
 	st.doneAt.Store(monoNow())
@@ -456,6 +497,12 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	select {
 	case s.work <- &job{c: c, req: req, start: start}:
 	default:
+		if req.Version < codec.V23_02 {
+			// 22.05 clients know no back-off (an error to them): they
+			// wait for a worker instead.
+			go s.enqueue(&job{c: c, req: req, start: start})
+			return gnet.None
+		}
 		st.working.Store(false)
 		s.logf("worker queue full; telling %s to back off", c.RemoteAddr())
 		return s.finish(c, st, s.frame(nil, &req, RC(codec.SLURMCTLD_COMMUNICATIONS_BACKOFF)))
@@ -463,10 +510,73 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
+// admit applies the rate limits to an authenticated request, as
+// slurmctld checks rl_* before serving anything: a client of 23.02 or
+// later over its limit is answered SLURMCTLD_COMMUNICATIONS_BACKOFF, on
+// which it sleeps (1 s, then 2 s, ...) and retries; a refusal is not
+// counted among the RPCs sdiag shows (slurmctld's is not either).
+// 22.05 clients have no back-off (1804 is an unknown error to them), so
+// their request is held until the bucket pays for it (at most MaxHold)
+// and then served: they wait as long as a 23.02+ client would have
+// slept. It returns gnet.None with the request still to serve when it
+// is admitted.
+func (s *Server) admit(c gnet.Conn, st *connState, req *Request, start time.Time) gnet.Action {
+	d := s.rl.admit(req.UID, st.peer, time.Duration(monoNow()), req.Version < codec.V23_02)
+	if d.v == admitted {
+		return gnet.None
+	}
+	if d.log {
+		what := "back off"
+		if d.v == held {
+			what = fmt.Sprintf("wait %v", d.wait.Round(time.Millisecond))
+		}
+		s.logf("RPC rate limit (per %s) exceeded by uid %d with %s from %s, telling to %s",
+			d.by, req.UID, codec.MsgTypeName(req.MsgType), st.peer, what)
+	}
+	if d.v == backOff {
+		return s.finish(c, st, s.frame(nil, req, RC(codec.SLURMCTLD_COMMUNICATIONS_BACKOFF)))
+	}
+	r := *req
+	r.Body = append([]byte(nil), req.Body...)
+	r.Peer = st.peer
+	st.done.Store(true)
+	st.doneAt.Store(monoNow())
+	st.working.Store(true)
+	// Timed from its release: sdiag's figures are service times.
+	time.AfterFunc(d.wait, func() { s.enqueue(&job{c: c, req: r, start: time.Now(), held: true}) })
+	return gnet.None
+}
+
+// enqueue hands j to a worker, waiting for room; after Stop the
+// connection is closed instead.
+func (s *Server) enqueue(j *job) {
+	select {
+	case s.work <- j:
+	case <-s.quit:
+		_ = j.c.Close()
+	}
+}
+
 func (s *Server) worker() {
 	defer s.wg.Done()
-	for j := range s.work {
-		rep := s.h.Slow(&j.req)
+	for {
+		var j *job
+		select {
+		case j = <-s.work:
+		case <-s.quit:
+			return
+		}
+		var rep Reply
+		fast := false
+		if j.held {
+			rep, fast = s.h.Fast(&j.req)
+		}
+		if !fast {
+			rep = s.h.Slow(&j.req)
+		} else if rep.Drop {
+			_ = j.c.AsyncWrite(nil, func(c gnet.Conn, _ error) error { return c.Close() })
+			continue
+		}
 		if rep.Frame != nil && len(rep.More) > 0 && s.streamFromWorker(j, rep) {
 			continue
 		}

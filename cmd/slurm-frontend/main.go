@@ -278,7 +278,15 @@ func serve(args []string) error {
 		ns := edge.NewNodeServer(nodeEndpoints(s), nodeHandler{nodes}, auth, auth, logger)
 		defer ns.Close()
 	}
-	srv := edge.New(edge.Config{Addr: s.listen}, edge.AdaptController(ctl), auth, auth, stats, logger)
+	rl, err := rateLimit(s.cfg, slurmUID)
+	if err != nil {
+		return err
+	}
+	if rl != nil {
+		logger.Printf("RPC rate limiting enabled: per user %d tokens, %d every %v (table %d); per host %d tokens, %d every %v",
+			rl.User.Size, rl.User.Rate, rl.User.Period, rl.TableSize, rl.Host.Size, rl.Host.Rate, rl.Host.Period)
+	}
+	srv := edge.New(edge.Config{Addr: s.listen, RateLimit: rl}, edge.AdaptController(ctl), auth, auth, stats, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Run() }()
 	select {
@@ -328,6 +336,30 @@ func serve(args []string) error {
 	_ = srv.Stop(ctx)
 	logger.Printf("stopped")
 	return nil
+}
+
+// rateLimit is SlurmctldParameters' rl_* settings for the edge; nil when
+// off. Root and the SlurmUser are exempt, as slurmctld exempts them.
+func rateLimit(cfg *conf.Config, slurmUID uint32) (*edge.RateLimit, error) {
+	rl, err := cfg.RateLimits()
+	if err != nil {
+		return nil, err
+	}
+	if rl.User.Size == 0 && rl.Host.Size == 0 {
+		return nil, nil
+	}
+	bucket := func(b conf.Bucket) edge.Bucket {
+		return edge.Bucket{Size: b.Size, Rate: b.Rate, Period: time.Duration(b.Period) * time.Second}
+	}
+	// A held 22.05 request must be answered well within the clients'
+	// MessageTimeout (default 10 s), or they give up.
+	msgTimeout, _ := strconv.Atoi(cfg.Get("MessageTimeout", "10"))
+	hold := min(4*time.Second, time.Duration(max(msgTimeout, 1))*time.Second*4/10)
+	return &edge.RateLimit{
+		User: bucket(rl.User), TableSize: int(rl.TableSize), LogFreq: rl.LogFreq,
+		Host: bucket(rl.Host), MaxHold: hold,
+		Exempt: func(uid uint32) bool { return uid == 0 || uid == slurmUID },
+	}, nil
 }
 
 func currentUser() (string, uint32) {

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lablup/slurm-frontend/bench"
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/codec/munge"
+)
+
+// rateLimitCluster: slurmctld's per-user limit, small enough that a few
+// concurrent squeue exceed it.
+const rateLimitCluster = fakeCluster + "SlurmctldParameters=rl_enable,rl_bucket_size=4,rl_refill_rate=2,rl_refill_period=1,rl_log_freq=0\n"
+
+// TestRateLimit: one user's storm of stock squeue, of each release, is
+// told to back off (24.11, 26.05: the clients sleep and retry, as they
+// do against slurmctld) or held (22.05, whose clients know no back-off)
+// and every squeue succeeds; sdiag counts exactly the RPCs served, none
+// of the refusals; another user and root are not limited.
+func TestRateLimit(t *testing.T) {
+	f := newFrontend(t, rateLimitCluster)
+	root := f.as(t)
+	for _, rel := range releases {
+		t.Run(rel, func(t *testing.T) {
+			storm := f.as(t).user("slurm").within(3 * time.Minute)
+			// RPCs one squeue sends, as sdiag counts them for its user.
+			before := sdiagUserCount(t, root, rel, "slurm")
+			time.Sleep(3 * time.Second) // the bucket refills
+			storm.mustRun(rel, "squeue")
+			per := sdiagUserCount(t, root, rel, "slurm") - before
+			if per < 1 {
+				t.Fatalf("sdiag counted %d RPCs for one squeue", per)
+			}
+			time.Sleep(3 * time.Second)
+			const procs, rounds = 8, 2
+			var mu sync.Mutex
+			limited := 0
+			var wg sync.WaitGroup
+			for p := 0; p < procs; p++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 0; r < rounds; r++ {
+						out, errs, code := storm.run(rel, "squeue", "-v")
+						if code != 0 || !strings.Contains(out, "JOBID") {
+							t.Errorf("stormer's squeue: exit %d\n%s%s", code, out, errs)
+							return
+						}
+						if strings.Contains(errs, "RPC rate limited") {
+							mu.Lock()
+							limited++
+							mu.Unlock()
+						}
+					}
+				}()
+			}
+			// Another user within their own rate, and root, meanwhile:
+			// never limited.
+			for i := 0; i < 3; i++ {
+				time.Sleep(1500 * time.Millisecond)
+				out, errs, code := f.as(t).user("nobody").run(rel, "squeue", "-v")
+				if code != 0 || strings.Contains(errs, "rate limited") {
+					t.Errorf("another user's squeue during the storm: exit %d\n%s%s", code, out, errs)
+				}
+				if _, errs, code := root.run(rel, "sinfo", "-v"); code != 0 || strings.Contains(errs, "rate limited") {
+					t.Errorf("root's sinfo during the storm: exit %d\n%s", code, errs)
+				}
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			// Served RPCs only: one squeue's worth per squeue run, the
+			// back-off answers not among them.
+			if got, want := sdiagUserCount(t, root, rel, "slurm")-before, per*(1+procs*rounds); got != want {
+				t.Errorf("sdiag counts %d RPCs of the stormer, want %d (%d squeue of %d RPCs)", got, want, 1+procs*rounds, per)
+			}
+			logs := f.Logs()
+			if rel == "22.05" {
+				if limited != 0 {
+					t.Errorf("22.05 clients printed a rate-limit line %d times: they cannot back off", limited)
+				}
+				if !strings.Contains(logs, "exceeded by uid 64030") || !strings.Contains(logs, "telling to wait") {
+					t.Errorf("no 22.05 request was held:\n%s", logs)
+				}
+			} else if limited == 0 {
+				t.Errorf("no %s squeue of %d was told to back off", rel, procs*rounds)
+			}
+			t.Logf("%s: %d of %d squeue backed off, all succeeded", rel, limited, procs*rounds)
+		})
+	}
+	if logs := f.Logs(); strings.Contains(logs, "exceeded by uid 65534") || strings.Contains(logs, "exceeded by uid 0 ") {
+		t.Errorf("another user or root was limited:\n%s", logs)
+	}
+}
+
+// sdiagUserCount is sdiag's RPC count for user (root's view).
+func sdiagUserCount(t *testing.T, r runner, rel, user string) int {
+	t.Helper()
+	out := r.mustRun(rel, "sdiag")
+	m := regexp.MustCompile(`(?m)^\s*` + user + `\s*\(\s*\d+\)\s*count:(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// TestRateLimitPerHost: the per-host bucket is charged for connections
+// the kernel saw (the eBPF filter on the listener) that brought no
+// request: a host that opens many idle connections is told to back off
+// while another host, and the same user from it, are served.
+func TestRateLimitPerHost(t *testing.T) {
+	f := newFrontend(t, fakeCluster+"SlurmctldParameters=rl_host_bucket_size=20,rl_host_refill_rate=1,rl_host_refill_period=60\n")
+	m, err := bench.NewMinter("/etc/munge/munge.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.UID, m.GID = 64030, 64030
+	addr := fmt.Sprintf("127.0.0.1:%d", f.port)
+	ping := func(from string) uint32 {
+		t.Helper()
+		raw, err := m.Frame(nil, rand.Reader, codec.REQUEST_PING, munge.UIDAny, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp4", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			t.Fatalf("ping from %s: %v", from, err)
+		}
+		rest := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+		if _, err := io.ReadFull(c, rest); err != nil {
+			t.Fatal(err)
+		}
+		var fr codec.Frame
+		if err := codec.DecodeFrame(append(hdr[:], rest...), &fr); err != nil || fr.MsgType != codec.RESPONSE_SLURM_RC {
+			t.Fatalf("reply: %v %d", err, fr.MsgType)
+		}
+		return binary.BigEndian.Uint32(fr.Body)
+	}
+	if rc := ping("127.0.0.2"); rc != 0 {
+		t.Fatalf("first ping from 127.0.0.2: rc %d", rc)
+	}
+	// 40 connections from 127.0.0.2 that say nothing.
+	var idle []net.Conn
+	for i := 0; i < 40; i++ {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+		c, err := d.Dial("tcp4", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	time.Sleep(1500 * time.Millisecond) // the edge reads the counters twice a second
+	if rc := ping("127.0.0.2"); rc != codec.SLURMCTLD_COMMUNICATIONS_BACKOFF {
+		t.Fatalf("ping from the flooding host: rc %d, want SLURMCTLD_COMMUNICATIONS_BACKOFF\n%s", rc, f.Logs())
+	}
+	if rc := ping("127.0.0.3"); rc != 0 {
+		t.Fatalf("ping from another host: rc %d", rc)
+	}
+	logs := f.Logs()
+	if !strings.Contains(logs, "RPC rate limit (per host) exceeded by uid 64030 with REQUEST_PING from 127.0.0.2") {
+		t.Errorf("no log line for the host's refusal:\n%s", logs)
+	}
+	if !strings.Contains(logs, "connection accounting: eBPF") {
+		t.Logf("counted in userspace here:\n%s", logs)
+	}
+}
