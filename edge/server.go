@@ -91,7 +91,7 @@ type Server struct {
 
 type connState struct {
 	opened time.Time
-	peer   netip.Addr // the client's address (unmapped)
+	peer   netip.Addr  // the client's address (unmapped)
 	done   atomic.Bool // answered (or refused): ignore further input
 	// working: its request is with a worker (a slow RPC may take
 	// seconds: an allocation waiting for its session, an engine call);
