@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
+.PHONY: bench-ratelimit bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
 
 all: build
 
@@ -54,6 +54,13 @@ bench-backendai: build
 # about 3 minutes on 2 cores; see tools/bench-srun.sh for the knobs).
 bench-srun: build
 	BIN=$(CURDIR)/$(BIN) bash tools/bench-srun.sh
+
+# One user's squeue storm at 10x the per-user rate limit beside another
+# user's squeue, with and without the limit, in one run (stock 24.11
+# clients, about 3 minutes): the victim's latency ratio and the
+# stormer's back-offs (tools/bench-ratelimit.sh).
+bench-ratelimit:
+	bash tools/bench-ratelimit.sh
 
 # The hardening campaign: every fuzz target briefly (RELIABILITY_FUZZTIME,
 # default 10s), then the hostile-input, credential, permission, security,
