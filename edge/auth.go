@@ -43,6 +43,12 @@ func (a *MungeAuth) Verify(cred []byte, msgType uint16, body []byte) (uint32, ui
 	return c.UID, c.GID, c.Addr, nil
 }
 
+// Replay reports the replay cache's entries and the unexpired
+// credentials it had to forget early because it was full.
+func (a *MungeAuth) Replay() (entries, evicted uint64) {
+	return a.v.Remembered(), a.v.Evicted()
+}
+
 // Sign makes a reply credential restricted to forUID, with an empty
 // payload (accepted by 22.05 clients by default).
 func (a *MungeAuth) Sign(dst []byte, forUID uint32, msgType uint16, body []byte) ([]byte, error) {

@@ -77,6 +77,26 @@ type Stats interface {
 	Record(msgType uint16, uid uint32, d time.Duration)
 }
 
+// Path says how a reply was made.
+type Path uint8
+
+const (
+	PathCache  Path = iota // a prebuilt reply of the snapshot, written as is
+	PathBuilt              // encoded for this request in the event loop
+	PathWorker             // made by a worker (writes, engine calls, cold reads)
+	PathHeld               // held by the rate limit (22.05 clients), then answered
+)
+
+func (p Path) String() string {
+	return [...]string{"cache", "built", "worker", "held"}[p]
+}
+
+// Observer sees every answered RPC (the metrics endpoint's latency
+// histograms); it is called on the event loops and must not block.
+type Observer interface {
+	Observe(msgType, version uint16, path Path, d time.Duration)
+}
+
 // Logger is the small logging surface edge needs.
 type Logger interface {
 	Printf(format string, args ...any)

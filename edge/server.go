@@ -35,6 +35,7 @@ type Config struct {
 	DoneTimeout time.Duration // an answered connection the client did not close
 	MaxFrame    int
 	RateLimit   *RateLimit // nil: every request admitted
+	Observer    Observer   // nil: no metrics beyond Stats
 }
 
 func (c *Config) defaults() {
@@ -475,7 +476,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 				head = s.signedHead(&req, rep.Frame)
 			}
 			_, _ = c.Discard(n + 4)
-			s.stats.Record(req.MsgType, req.UID, time.Since(start))
+			s.record(&req, PathCache, start)
 			return s.finishPieces(c, st, head, rep.More)
 		}
 		if rep.Frame != nil && req.Version >= codec.V23_02 {
@@ -484,7 +485,11 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 			out = s.frame(nil, &req, rep)
 		}
 		_, _ = c.Discard(n + 4)
-		s.stats.Record(req.MsgType, req.UID, time.Since(start))
+		path := PathBuilt
+		if rep.Frame != nil {
+			path = PathCache
+		}
+		s.record(&req, path, start)
 		return s.finish(c, st, out)
 	}
 	// Slow path: copy the body off the connection buffer.
@@ -547,6 +552,22 @@ func (s *Server) admit(c gnet.Conn, st *connState, req *Request, start time.Time
 	return gnet.None
 }
 
+// record counts an answered RPC for sdiag and the metrics.
+func (s *Server) record(req *Request, path Path, start time.Time) {
+	d := time.Since(start)
+	s.stats.Record(req.MsgType, req.UID, d)
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.Observe(req.MsgType, req.Version, path, d)
+	}
+}
+
+func (j *job) path() Path {
+	if j.held {
+		return PathHeld
+	}
+	return PathWorker
+}
+
 // enqueue hands j to a worker, waiting for room; after Stop the
 // connection is closed instead.
 func (s *Server) enqueue(j *job) {
@@ -583,8 +604,9 @@ func (s *Server) worker() {
 		out := s.frame(nil, &j.req, rep)
 		req := j.req
 		start := j.start
+		path := j.path()
 		_ = j.c.AsyncWrite(out, func(c gnet.Conn, err error) error {
-			s.stats.Record(req.MsgType, req.UID, time.Since(start))
+			s.record(&req, path, start)
 			if st, _ := c.Context().(*connState); st != nil {
 				st.doneAt.Store(monoNow())
 				st.working.Store(false)
@@ -616,7 +638,7 @@ func (s *Server) streamFromWorker(j *job, rep Reply) bool {
 	if j.req.Version < codec.V23_02 {
 		head = s.signedHead(&j.req, rep.Frame)
 	}
-	s.stats.Record(j.req.MsgType, j.req.UID, time.Since(j.start))
+	s.record(&j.req, j.path(), j.start)
 	err := j.c.AsyncWrite(nil, func(c gnet.Conn, err error) error {
 		if err == nil && s.finishPieces(c, st, head, rep.More) == gnet.Close {
 			_ = c.Close()

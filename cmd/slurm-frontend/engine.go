@@ -62,7 +62,7 @@ func backendAIClient(s *settings, logger *log.Logger, mustReach bool) (*backenda
 		return nil, err
 	}
 	c, err := backendai.New(backendai.Config{Endpoint: s.baiEndpoint, AccessKey: ak, SecretKey: sk, Logger: logger,
-		UserAgent: "slurm-frontend/" + Version})
+		UserAgent: "slurm-frontend/" + Version, Observe: s.engineObserve})
 	if err != nil {
 		return nil, fmt.Errorf("backend.ai: %w", err)
 	}

@@ -108,6 +108,8 @@ type settings struct {
 	// ioAccounting: how step I/O is counted, "auto" (eBPF, else the
 	// relay) or "userspace".
 	ioAccounting string
+	// engineObserve: told of every Backend.AI manager request (metrics).
+	engineObserve func(op string, d time.Duration, err error)
 }
 
 func loadSettings(name string, args []string, withServer bool) (*settings, error) {
@@ -219,6 +221,11 @@ func serve(args []string) error {
 			logger.Printf("%v", err)
 		}
 	}()
+	var hub *metricsHub
+	if s.metricsListen != "" {
+		hub = newMetricsHub()
+		s.engineObserve = hub.observeEngine
+	}
 	engine, exec, closeEngine, err := openEngine(s, logger)
 	if err != nil {
 		return err
@@ -286,7 +293,11 @@ func serve(args []string) error {
 		logger.Printf("RPC rate limiting enabled: per user %d tokens, %d every %v (table %d); per host %d tokens, %d every %v",
 			rl.User.Size, rl.User.Rate, rl.User.Period, rl.TableSize, rl.Host.Size, rl.Host.Rate, rl.Host.Period)
 	}
-	srv := edge.New(edge.Config{Addr: s.listen, RateLimit: rl}, edge.AdaptController(ctl), auth, auth, stats, logger)
+	ecfg := edge.Config{Addr: s.listen, RateLimit: rl}
+	if hub != nil {
+		ecfg.Observer = hub
+	}
+	srv := edge.New(ecfg, edge.AdaptController(ctl), auth, auth, stats, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Run() }()
 	select {
@@ -297,12 +308,12 @@ func serve(args []string) error {
 	case err := <-errc:
 		return fmt.Errorf("listen %s: %w", s.listen, err)
 	}
-	if s.metricsListen != "" {
-		var sn *node.Service
+	if hub != nil {
+		hub.srv, hub.auth, hub.stats, hub.ctl = srv, auth, stats, ctl
 		if steps {
-			sn = nodes
+			hub.nodes = nodes
 		}
-		ms, err := serveMetrics(s.metricsListen, srv, sn, stats, logger)
+		ms, err := hub.serve(s.metricsListen, logger)
 		if err != nil {
 			return err
 		}

@@ -47,6 +47,11 @@ type Config struct {
 	RequestTimeout time.Duration
 	// UserAgent is sent as User-Agent.
 	UserAgent string
+	// Observe, when set, is told of every attempt at a request: its
+	// operation ("GET /session/:id", "gql compute_session_nodes"), how
+	// long it took and how it failed (nil: it did not). The metrics
+	// endpoint's engine latency and errors.
+	Observe func(op string, d time.Duration, err error)
 }
 
 // String redacts the secret key.
@@ -137,6 +142,7 @@ type Client struct {
 	timeout    time.Duration
 	userAgent  string
 	now        func() time.Time
+	observe    func(op string, d time.Duration, err error)
 
 	mu sync.Mutex
 	rl RateLimit
@@ -167,6 +173,7 @@ func New(cfg Config) (*Client, error) {
 		timeout:    cfg.RequestTimeout,
 		userAgent:  cfg.UserAgent,
 		now:        time.Now,
+		observe:    cfg.Observe,
 	}
 	if c.apiVersion == "" {
 		c.apiVersion = DefaultAPIVersion
@@ -214,6 +221,47 @@ type Request struct {
 	Idempotent bool
 	// Anonymous requests are not signed (GET /).
 	Anonymous bool
+	// Op names the request for the metrics (default: the method and
+	// the path with its ids replaced by ":id").
+	Op string
+}
+
+// op is the request's name for the metrics: Op, or the method and the
+// path with every segment that is an id (a UUID, hex, a number, or an
+// operator-chosen name under /session/ and /folders/) replaced.
+func (r Request) op() string {
+	if r.Op != "" {
+		return r.Op
+	}
+	segs := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
+	for i, sg := range segs {
+		named := i == 1 && (segs[0] == "session" || segs[0] == "folders")
+		if named || isUUID(sg) || isIDLike(sg) {
+			segs[i] = ":id"
+		}
+	}
+	return r.Method + " /" + strings.Join(segs, "/")
+}
+
+// isIDLike: all digits or hex of 8 or more characters.
+func isIDLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	hex := len(s) >= 8
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '-':
+			if !hex {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Do sends r and decodes a JSON answer into out (unless out is nil).
@@ -242,7 +290,11 @@ func (c *Client) do(ctx context.Context, r Request, out any) (http.Header, error
 		return nil, fmt.Errorf("%w: ActAs %q is not a user UUID", ErrInvalidRequest, r.ActAs)
 	}
 	for attempt := 0; ; attempt++ {
+		start := time.Now()
 		hdr, err := c.once(ctx, r, body, out)
+		if c.observe != nil {
+			c.observe(r.op(), time.Since(start), err)
+		}
 		if err == nil {
 			return hdr, nil
 		}

@@ -50,6 +50,7 @@ func (c *Client) Query(ctx context.Context, query string, vars map[string]any, o
 		Path:       "/admin/gql",
 		Body:       map[string]any{"query": query, "variables": vars},
 		Idempotent: true,
+		Op:         "gql " + gqlField(query),
 	}
 	if err := c.Do(ctx, r, &ans); err != nil {
 		return err
@@ -282,4 +283,25 @@ func pageAll(ctx context.Context, pageSize, max int, fetch func(ctx context.Cont
 			return nil
 		}
 	}
+}
+
+// gqlField is the first field a GraphQL document selects (the query's
+// or mutation's name for the metrics): "compute_session_nodes" of
+// "query($x: ...) { compute_session_nodes(...) { ... } }".
+func gqlField(doc string) string {
+	i := strings.IndexByte(doc, '{')
+	if i < 0 {
+		return "?"
+	}
+	rest := strings.TrimLeft(doc[i+1:], " \t\r\n")
+	end := strings.IndexFunc(rest, func(r rune) bool {
+		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+	if end < 0 {
+		end = len(rest)
+	}
+	if end == 0 {
+		return "?"
+	}
+	return rest[:end]
 }

@@ -117,6 +117,8 @@ type Controller struct {
 	saver         stepSaver  // writes the live steps' list (lost.go)
 	hist          histWriter // writes ended steps' accounting records (history.go)
 	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
+	rebuilds      rebuildStats
+	facts         factCache // cold entries' partitions for the metrics (metrics.go)
 }
 
 type counters struct {

@@ -53,6 +53,7 @@ type Snapshot struct {
 	NodesUpdate int64
 	PartsUpdate int64
 	ConfUpdate  int64
+	built       time.Time   // when it was published
 	jobs        []*jobEntry // in ID order
 	cl          *cluster    // nodes and partitions
 	topo        *translate.Topology
@@ -143,6 +144,7 @@ func (c *Controller) rebuildSoon() {
 // rebuildWith is rebuild; jobs false: only the cluster (topology)
 // changed, so job listings keep their last_update.
 func (c *Controller) rebuildWith(now int64, jobs bool) {
+	start := time.Now()
 	old := c.snap.Load()
 	cl := c.cluster()
 	s := &Snapshot{c: c, cl: cl, topo: cl.topo}
@@ -230,6 +232,8 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 			s.PartsUpdate = now
 		}
 	}
+	s.built = time.Now()
+	c.rebuilds.record(s.built.Sub(start))
 	c.snap.Store(s)
 }
 
