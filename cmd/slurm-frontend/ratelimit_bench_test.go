@@ -116,8 +116,9 @@ func stormRun(b *testing.B, f *frontend) stormResult {
 			time.Sleep(time.Second)
 		}
 		stop()
-		res.started += float64(started.Load()) / time.Since(t0).Seconds() / 2 // the mean of two windows
-		wg.Wait()                                                             // every stormer squeue finishes: none is abandoned
+		// The mean of the two storm windows.
+		res.started += float64(started.Load()) / time.Since(t0).Seconds() / 2
+		wg.Wait() // every stormer squeue finishes: none is abandoned
 	}
 	pct := func(xs []float64, p float64) float64 {
 		s := slices.Clone(xs)
