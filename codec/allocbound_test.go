@@ -56,6 +56,7 @@ var allDecoders = []struct {
 	{"PingRequest", func() decoder { return new(PingRequest) }},
 	{"ReservationInfoMsg", func() decoder { return new(ReservationInfoMsg) }},
 	{"ReservationInfoRequest", func() decoder { return new(ReservationInfoRequest) }},
+	{"SetDebugLevelRequest", func() decoder { return new(SetDebugLevelRequest) }},
 	{"ShareInfo", func() decoder { return new(ShareInfo) }},
 	{"ShareInfoRequest", func() decoder { return new(ShareInfoRequest) }},
 	{"SlurmRCMsg", func() decoder { return new(SlurmRCMsg) }},

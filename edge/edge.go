@@ -26,9 +26,9 @@ type Request struct {
 	GID     uint32
 	Origin  [4]byte // IPv4 address of the host that made the credential
 	Body    []byte
-	// Peer is the address the request came from (slow path only):
-	// where callbacks to the client go (salloc's and srun's ports), as
-	// slurmctld's resp_host.
+	// Peer is the address the request came from: where callbacks to
+	// the client go (salloc's and srun's ports), as slurmctld's
+	// resp_host.
 	Peer netip.Addr
 }
 

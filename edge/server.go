@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -36,6 +37,9 @@ type Config struct {
 	MaxFrame    int
 	RateLimit   *RateLimit // nil: every request admitted
 	Observer    Observer   // nil: no metrics beyond Stats
+	// Slog gets a debug line per RPC (when enabled at debug) and gnet's
+	// own lines; nil: neither.
+	Slog *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -167,7 +171,7 @@ func (s *Server) Run() error {
 		s.wg.Add(1)
 		go s.worker()
 	}
-	err = gnet.Run(s, "tcp://"+s.cfg.Addr,
+	opts := []gnet.Option{
 		gnet.WithMulticore(s.cfg.Loops > 1),
 		gnet.WithNumEventLoop(s.cfg.Loops),
 		gnet.WithReusePort(false),
@@ -176,7 +180,11 @@ func (s *Server) Run() error {
 		gnet.WithTicker(true),
 		gnet.WithSocketRecvBuffer(0),
 		gnet.WithLogLevel(4), // errors only
-	)
+	}
+	if s.cfg.Slog != nil {
+		opts = append(opts, gnet.WithLogger(gnetLogger{s.cfg.Slog}))
+	}
+	err = gnet.Run(s, "tcp://"+s.cfg.Addr, opts...)
 	if err != nil {
 		select {
 		case s.ready <- err:
@@ -446,7 +454,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		_, _ = c.Discard(n + 4)
 		return s.refuse(c, st, &f, err)
 	}
-	req := Request{Version: f.Version, Flags: f.Flags, MsgType: f.MsgType, Body: f.Body}
+	req := Request{Version: f.Version, Flags: f.Flags, MsgType: f.MsgType, Body: f.Body, Peer: st.peer}
 	if f.Flags&codec.FlagNoAuthCred != 0 || f.AuthPlugin != codec.AuthPluginMunge {
 		_, _ = c.Discard(n + 4)
 		return s.refuse(c, st, &f, &codec.Error{Code: codec.SLURM_PROTOCOL_AUTHENTICATION_ERROR, Msg: "no munge credential"})
@@ -552,14 +560,30 @@ func (s *Server) admit(c gnet.Conn, st *connState, req *Request, start time.Time
 	return gnet.None
 }
 
-// record counts an answered RPC for sdiag and the metrics.
+// record counts an answered RPC for sdiag and the metrics, and logs it
+// at debug level.
 func (s *Server) record(req *Request, path Path, start time.Time) {
 	d := time.Since(start)
 	s.stats.Record(req.MsgType, req.UID, d)
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.Observe(req.MsgType, req.Version, path, d)
 	}
+	if l := s.cfg.Slog; l != nil && l.Enabled(context.Background(), slog.LevelDebug) {
+		l.LogAttrs(context.Background(), slog.LevelDebug, "rpc",
+			slog.String("type", codec.MsgTypeName(req.MsgType)), slog.String("version", codec.VersionName(req.Version)),
+			slog.Uint64("uid", uint64(req.UID)), slog.String("peer", req.Peer.String()),
+			slog.String("path", path.String()), slog.Duration("took", d))
+	}
 }
+
+// gnetLogger hands gnet's own lines to the server's logger.
+type gnetLogger struct{ l *slog.Logger }
+
+func (g gnetLogger) Debugf(f string, a ...any) { g.l.Debug(fmt.Sprintf(f, a...), "from", "gnet") }
+func (g gnetLogger) Infof(f string, a ...any)  { g.l.Info(fmt.Sprintf(f, a...), "from", "gnet") }
+func (g gnetLogger) Warnf(f string, a ...any)  { g.l.Warn(fmt.Sprintf(f, a...), "from", "gnet") }
+func (g gnetLogger) Errorf(f string, a ...any) { g.l.Error(fmt.Sprintf(f, a...), "from", "gnet") }
+func (g gnetLogger) Fatalf(f string, a ...any) { g.l.Error(fmt.Sprintf(f, a...), "from", "gnet") }
 
 func (j *job) path() Path {
 	if j.held {

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	_ "net/http/pprof"
@@ -205,7 +204,15 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	logger := log.New(os.Stderr, "slurm-frontend: ", log.LstdFlags|log.Lmicroseconds)
+	level, err := parseSlurmLevel(s.cfg.Get("SlurmctldDebug", "info"))
+	if err != nil {
+		return err
+	}
+	lg, err := newLogging(os.Stderr, s.cfg.Get("FrontendLogFormat", "text"), level)
+	if err != nil {
+		return err
+	}
+	logger := lg.std
 	key, err := munge.LoadKey(s.mungeKey)
 	if err != nil {
 		return fmt.Errorf("munge key: %w", err)
@@ -254,6 +261,7 @@ func serve(args []string) error {
 		Conf: s.cfg, Store: store, Backend: engine, Exec: exec, Stats: stats,
 		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
 		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger, Caller: caller,
+		SetDebugLevel: lg.setLevel,
 	}
 	se, single := exec.(translate.StepExecutor)
 	ge, group := exec.(translate.StepGroupExecutor)
@@ -293,7 +301,7 @@ func serve(args []string) error {
 		logger.Printf("RPC rate limiting enabled: per user %d tokens, %d every %v (table %d); per host %d tokens, %d every %v",
 			rl.User.Size, rl.User.Rate, rl.User.Period, rl.TableSize, rl.Host.Size, rl.Host.Rate, rl.Host.Period)
 	}
-	ecfg := edge.Config{Addr: s.listen, RateLimit: rl}
+	ecfg := edge.Config{Addr: s.listen, RateLimit: rl, Slog: lg.log}
 	if hub != nil {
 		ecfg.Observer = hub
 	}

@@ -369,6 +369,9 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	bi.SlurmConf = k.str("FrontendConfigPath")
 	bi.PluginDir = k.str("PluginDir")
 	bi.SlurmctldDebug = k.debugLevel("SlurmctldDebug", logLevelInfo)
+	if l := c.debugLevel.Load(); l > 0 {
+		bi.SlurmctldDebug = uint16(l - 1) // scontrol setdebug's
+	}
 	bi.SlurmctldSyslogDebug = k.debugLevel("SlurmctldSyslogDebug", logLevelEnd)
 	bi.SlurmctldParams = k.str("SlurmctldParameters")
 	bi.SlurmctldTimeout = k.u16("SlurmctldTimeout", 120)

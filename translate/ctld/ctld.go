@@ -68,6 +68,9 @@ type Options struct {
 	CredKey []byte
 	// Steps signals live steps' tasks (the node stand-ins).
 	Steps StepSignaller
+	// SetDebugLevel applies a Slurm log level (0 quiet ... 9 debug5) to
+	// the server's log (scontrol setdebug); nil: refused.
+	SetDebugLevel func(level int)
 }
 
 // Controller is the frontend's slurmctld.
@@ -118,7 +121,9 @@ type Controller struct {
 	hist          histWriter // writes ended steps' accounting records (history.go)
 	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
 	rebuilds      rebuildStats
-	facts         factCache // cold entries' partitions for the metrics (metrics.go)
+	debugLevel    atomic.Uint32 // scontrol setdebug's level + 1; 0: SlurmctldDebug's
+	confChanged   bool          // the next rebuild publishes a configuration change (c.mu)
+	facts         factCache     // cold entries' partitions for the metrics (metrics.go)
 }
 
 type counters struct {
@@ -242,6 +247,7 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_STATS_INFO:       (*Controller).statsInfo,
 	codec.REQUEST_JOB_NOTIFY:       (*Controller).jobNotify,
 	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
+	codec.REQUEST_SET_DEBUG_LEVEL:  (*Controller).setDebugLevel,
 	// Accounting's: sshare, sprio.
 	codec.REQUEST_SHARE_INFO:       (*Controller).shareInfo,
 	codec.REQUEST_PRIORITY_FACTORS: (*Controller).priorityFactors,

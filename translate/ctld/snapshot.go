@@ -231,7 +231,11 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 		if old.cl != cl {
 			s.PartsUpdate = now
 		}
+		if c.confChanged {
+			s.ConfUpdate = now
+		}
 	}
+	c.confChanged = false
 	s.built = time.Now()
 	c.rebuilds.record(s.built.Sub(start))
 	c.snap.Store(s)
