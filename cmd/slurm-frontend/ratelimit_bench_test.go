@@ -2,13 +2,21 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lablup/slurm-frontend/bench"
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/codec/munge"
 )
 
 // BenchmarkRateLimitStorm measures what the per-user rate limit is for:
@@ -119,6 +127,154 @@ func stormRun(b *testing.B, f *frontend) stormResult {
 		// The mean of the two storm windows.
 		res.started += float64(started.Load()) / time.Since(t0).Seconds() / 2
 		wg.Wait() // every stormer squeue finishes: none is abandoned
+	}
+	pct := func(xs []float64, p float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[int(p*float64(len(s)-1))]
+	}
+	res.idle50, res.idle90 = pct(idle, 0.5), pct(idle, 0.9)
+	res.storm50, res.storm90 = pct(storm, 0.5), pct(storm, 0.9)
+	return res
+}
+
+// BenchmarkRateLimitHostStorm is the per-host limit's side of it: one
+// host (127.0.0.2) floods the controller with squeue's RPC on behalf of
+// many users (so no user's own limit applies) at ten times the host's
+// limit, backing off as stock clients do, while a user on another host
+// (127.0.0.1) runs stock squeue; with rl_host_bucket_size/refill_rate
+// and, as the control, without.
+func BenchmarkRateLimitHostStorm(b *testing.B) {
+	const rate = 20 // RPC/s per host
+	limited := newFrontend(b, fakeCluster+fmt.Sprintf("SlurmctldParameters=rl_host_bucket_size=%d,rl_host_refill_rate=%d,rl_log_freq=-1\n", 2*rate, rate))
+	open := newFrontend(b, fakeCluster)
+	for i := 0; i < b.N; i++ {
+		for _, f := range []struct {
+			name string
+			f    *frontend
+		}{{"limited", limited}, {"unlimited", open}} {
+			r := hostStormRun(b, f.f, 10*rate)
+			b.Logf("%s: victim squeue p50 %.1f ms idle, %.1f ms in the storm (x%.2f); p90 %.1f / %.1f ms (x%.2f); storming host: %d served, %d failed, %d backed off",
+				f.name, r.idle50, r.storm50, r.storm50/r.idle50, r.idle90, r.storm90, r.storm90/r.idle90, r.done, r.failed, r.backedOff)
+			b.ReportMetric(r.storm50/r.idle50, f.name+"-p50-ratio")
+			b.ReportMetric(r.storm90/r.idle90, f.name+"-p90-ratio")
+			b.ReportMetric(float64(r.failed), f.name+"-storm-errors")
+		}
+	}
+}
+
+// hostStormRun: the victim as in stormRun; the storm is offered RPCs a
+// second from 127.0.0.2, each as one of 1,000 users, each retried after
+// a back-off answer the way a stock client does (sleep 1 s, 2 s, ...).
+func hostStormRun(b *testing.B, f *frontend, offered int) stormResult {
+	const samples = 15
+	m, err := bench.NewMinter("/etc/munge/munge.key")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", f.port)
+	var w codec.Writer
+	(&codec.JobInfoRequest{}).Encode(&w, codec.V24_11)
+	body := w.B
+	victim := f.as(b).user("nobody")
+	var res stormResult
+	time1 := func() float64 {
+		start := time.Now()
+		if out, errs, code := victim.run("24.11", "squeue"); code != 0 || !strings.Contains(out, "JOBID") {
+			b.Fatalf("victim's squeue: exit %d\n%s%s", code, out, errs)
+		}
+		return float64(time.Since(start).Microseconds()) / 1000
+	}
+	// one sends one request from 127.0.0.2 and returns its RC (0 for a
+	// listing).
+	one := func(uid uint32) (uint32, error) {
+		mm := *m
+		mm.UID, mm.GID = uid, uid
+		raw, err := mm.Frame(nil, crand.Reader, codec.REQUEST_JOB_INFO, munge.UIDAny, body)
+		if err != nil {
+			return 0, err
+		}
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 10 * time.Second}
+		c, err := d.Dial("tcp4", addr)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := c.Write(raw); err != nil {
+			return 0, err
+		}
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return 0, err
+		}
+		rest := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+		if _, err := io.ReadFull(c, rest); err != nil {
+			return 0, err
+		}
+		var fr codec.Frame
+		if err := codec.DecodeFrame(append(hdr[:], rest...), &fr); err != nil {
+			return 0, err
+		}
+		if fr.MsgType == codec.RESPONSE_SLURM_RC {
+			return binary.BigEndian.Uint32(fr.Body), nil
+		}
+		return 0, nil
+	}
+	var idle, storm []float64
+	for win := 0; win < 4; win++ {
+		if win%2 == 0 {
+			time.Sleep(3 * time.Second)
+			for i := 0; i < samples; i++ {
+				idle = append(idle, time1())
+				time.Sleep(time.Second)
+			}
+			continue
+		}
+		// Ten loops, each pacing its requests to a tenth of the offered
+		// rate and waiting out its back-offs, as a script's would.
+		ctx, stop := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		const loops = 10
+		pace := time.Second * loops / time.Duration(offered)
+		for l := 0; l < loops; l++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				next := time.Now()
+				for n := uint32(l); ctx.Err() == nil; n += loops {
+					uid := 20000 + n%1000
+					for tries := 1; ; tries++ {
+						rc, err := one(uid)
+						if err != nil || (rc != 0 && rc != codec.SLURMCTLD_COMMUNICATIONS_BACKOFF) {
+							atomic.AddInt64(&res.failed, 1)
+							break
+						}
+						if rc == 0 {
+							atomic.AddInt64(&res.done, 1)
+							break
+						}
+						if tries == 1 {
+							atomic.AddInt64(&res.backedOff, 1)
+						}
+						time.Sleep(time.Duration(tries) * time.Second)
+					}
+					next = next.Add(pace)
+					if d := time.Until(next); d > 0 {
+						time.Sleep(d)
+					} else {
+						next = time.Now()
+					}
+				}
+			}()
+		}
+		time.Sleep(2 * time.Second)
+		for i := 0; i < samples; i++ {
+			storm = append(storm, time1())
+			time.Sleep(time.Second)
+		}
+		stop()
+		wg.Wait()
 	}
 	pct := func(xs []float64, p float64) float64 {
 		s := slices.Clone(xs)
