@@ -449,6 +449,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
 		req.Peer = ap.Addr().Unmap()
 	}
+	req.Local = localAddr(c)
 	_, _ = c.Discard(n + 4)
 	st.done.Store(true)
 	st.doneAt.Store(monoNow())

@@ -35,6 +35,9 @@ type Request struct {
 	// where callbacks to the client go (salloc's and srun's ports), as
 	// slurmctld's resp_host.
 	Peer netip.Addr
+	// Local is the server's address the request came to (slow path
+	// only): the one the client is known to reach it at.
+	Local netip.Addr
 }
 
 // Reply mirrors edge.Reply.
@@ -68,6 +71,9 @@ type Options struct {
 	CredKey []byte
 	// Steps signals live steps' tasks (the node stand-ins).
 	Steps StepSignaller
+	// Login makes the slurm.conf served to configless login nodes
+	// (REQUEST_CONFIG; configless.go); nil: one from the fields above.
+	Login *LoginConf
 }
 
 // Controller is the frontend's slurmctld.
@@ -117,6 +123,7 @@ type Controller struct {
 	saver         stepSaver  // writes the live steps' list (lost.go)
 	hist          histWriter // writes ended steps' accounting records (history.go)
 	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
+	cfgless       configless // configless login nodes: served files, registered sackds (configless.go)
 }
 
 type counters struct {
@@ -222,7 +229,6 @@ func slurmDecodes(t uint16) bool {
 
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_HET_JOB_ALLOCATION: {},
-	codec.REQUEST_CONFIG:    {},
 	codec.REQUEST_JOB_STATE: {},
 }
 
@@ -240,6 +246,7 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_STATS_INFO:       (*Controller).statsInfo,
 	codec.REQUEST_JOB_NOTIFY:       (*Controller).jobNotify,
 	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
+	codec.REQUEST_CONFIG:           (*Controller).configRequest, // configless login nodes (configless.go)
 	// Accounting's: sshare, sprio.
 	codec.REQUEST_SHARE_INFO:       (*Controller).shareInfo,
 	codec.REQUEST_PRIORITY_FACTORS: (*Controller).priorityFactors,
