@@ -82,6 +82,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   slurm-frontend serve [--config FILE] [--state-dir DIR] [--listen HOST:PORT] [--munge-key FILE] [--cluster-name NAME]
   slurm-frontend client-conf [same flags] [--server HOST:PORT]
+                                   (login nodes' slurm.conf; with SlurmctldParameters=enable_configless
+                                    the server serves the same to 'sackd --conf-server HOST:PORT')
   slurm-frontend bench [flags]      (load generator; see 'slurm-frontend bench -h')
   slurm-frontend backendai-double [flags]  (a Backend.AI manager test double on loopback)
   slurm-frontend import-slurmdbd --dsn DSN [--config FILE] [--state-dir DIR] [--cluster NAME]

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/netip"
@@ -33,9 +34,9 @@ import (
 //   - slurm.conf is the login nodes' (LoginConf.SlurmConf, the same text
 //     `slurm-frontend client-conf` prints) with the cluster's current
 //     nodes and partitions; the other files are the operator's, of the
-//     same name beside the server's config file, read when first asked
-//     for and again by PushConfig (slurmctld reads them at start and
-//     reconfigure); a missing one is sent exists=false, and sackd then
+//     same name beside the server's config file, read at start (Start)
+//     and again by PushConfig, as slurmctld reads them at start and
+//     reconfigure; a missing one is sent exists=false, and sackd then
 //     removes its copy.
 //   - A sackd (CONFIG_REQUEST_SACKD, 23.11+) is remembered by the host its
 //     credential came from, with the address it connected from and the
@@ -375,20 +376,33 @@ func (c *Controller) PushConfig(ctx context.Context) int {
 		return 0
 	}
 	c.servedFiles(true)
+	now := c.loginConfHash()
 	cl := &c.cfgless
 	cl.mu.Lock()
 	c.loadSackds()
-	cl.pushed = c.loginConfHash()
+	cl.pushed = now
 	c.saveSackds()
 	cl.mu.Unlock()
 	return c.pushSackds(ctx)
 }
 
-// loginConfHash identifies the served slurm.conf (with the server's own
-// address: what differs between login nodes is not a change).
+// loginConfHash identifies what login nodes are served: the slurm.conf
+// (with the server's own address: what differs between login nodes is
+// not a change) and the operator's files as last read.
 func (c *Controller) loginConfHash() string {
-	h := sha256.Sum256([]byte(c.loginSlurmConf(netip.Addr{})))
-	return hex.EncodeToString(h[:16])
+	h := sha256.New()
+	h.Write([]byte(c.loginSlurmConf(netip.Addr{})))
+	files := c.servedFiles(false)
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := files[name]
+		fmt.Fprintf(h, "\x00%s\x00%t\x00%d\x00%s", name, f.Exists, len(f.Content), f.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // pushIfChanged pushes to the sackds (in the background) when the
@@ -399,10 +413,10 @@ func (c *Controller) pushIfChanged(ctx context.Context) {
 	if !c.configlessOn() {
 		return
 	}
+	now := c.loginConfHash() // before the lock: it reads the files under it
 	cl := &c.cfgless
 	cl.mu.Lock()
 	c.loadSackds()
-	now := c.loginConfHash()
 	changed := cl.pushed != "" && cl.pushed != now
 	if cl.pushed != now {
 		cl.pushed = now

@@ -322,4 +322,22 @@ func TestConfiglessPush(t *testing.T) {
 			t.Errorf("push to %v after the change:\n%s", call.to, fileOf(m, "slurm.conf").Content)
 		}
 	}
+	// A restart with a new operator file: pushed too.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plugstack.conf"), []byte("# none\n"), 0o644)
+	c4 := configlessController(t, configlessConf+"PartitionName=more Nodes=n1 State=UP\n", store, dir, pc)
+	c4.Start(ctx)
+	for i := 0; i < 1000 && pc.count() < 2; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	calls = pc.take()
+	if len(calls) != 2 {
+		t.Fatalf("a restart with a new plugstack.conf pushed %d times", len(calls))
+	}
+	for _, call := range calls {
+		m := decodeConfig(t, Reply{MsgType: codec.RESPONSE_CONFIG, Body: call.body}, call.version)
+		if f := fileOf(m, "plugstack.conf"); !f.Exists || f.Content != "# none\n" {
+			t.Errorf("push to %v: plugstack.conf %+v", call.to, f)
+		}
+	}
 }

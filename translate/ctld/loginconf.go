@@ -93,6 +93,11 @@ func (l *LoginConf) SlurmConf(cfg *conf.Config, nodes []conf.Node, parts []conf.
 	if g := cfg.Get("GresTypes", ""); g != "" {
 		w("GresTypes=%s\n", g)
 	}
+	// A slurmd fetching its configs (slurmd --conf-server) keeps its
+	// state where the reply said, not in the default.
+	if d := cfg.Get("SlurmdSpoolDir", ""); d != "" {
+		w("SlurmdSpoolDir=%s\n", d)
+	}
 	// cli_filter runs in the clients themselves: the one site hook a
 	// login node applies (with the cli_filter.lua served beside this).
 	if p := cfg.Get("CliFilterPlugins", ""); p != "" {
