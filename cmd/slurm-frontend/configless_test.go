@@ -643,3 +643,34 @@ func TestConfiglessBackendAI(t *testing.T) {
 		t.Errorf("sinfo after the push: %q", out)
 	}
 }
+
+// TestConfiglessAnyAddress: a server listening on every address serves
+// each login node the address it reached the server at (127.0.0.2 here),
+// for the controller and the slurmdbd stand-in, not its own 127.0.0.1.
+func TestConfiglessAnyAddress(t *testing.T) {
+	port := freePort(t)
+	f := newFrontend(t, configlessConf(freePort(t), freePort(t), ""), "--listen", fmt.Sprintf("0.0.0.0:%d", port))
+	l := newLoginNode(t, "26.05")
+	sackd := l.start("root", "/usr/sbin/sackd", "-D", "--conf-server", fmt.Sprintf("127.0.0.2:%d", port), "--port", fmt.Sprint(freePort(t)))
+	conf := l.path("/run/slurm/conf/slurm.conf")
+	if !waitFor(30*time.Second, func() bool { _, err := os.Stat(conf); return err == nil }) {
+		t.Fatalf("sackd wrote no slurm.conf\nsackd:\n%s\nserver log:\n%s", sackd.out.String(), f.Logs())
+	}
+	got, _ := os.ReadFile(conf)
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	for _, line := range []string{"\nSlurmctldHost=" + host + "(127.0.0.2)\n", fmt.Sprintf("\nSlurmctldPort=%d\n", port),
+		"\nAccountingStorageHost=127.0.0.2\n", "\nNodeName=n1 NodeAddr=127.0.0.1 "} {
+		if !bytes.Contains(got, []byte(line)) {
+			t.Errorf("served slurm.conf lacks %q:\n%s", line, got)
+		}
+	}
+	dir := workDir(t, "cfgless-")
+	os.Chown(dir, 64030, 64030)
+	if out := l.mustRun("slurm", dir, nil, f.Logs, "sinfo", "-h", "-o", "%P %D"); out != "cpu* 1\n" {
+		t.Errorf("sinfo: %q", out)
+	}
+	if out, errs, code := l.run("slurm", dir, nil, "sacct", "-n", "-X"); code != 0 || out != "" {
+		t.Errorf("sacct: exit %d %q %s", code, out, errs)
+	}
+}
