@@ -677,17 +677,35 @@ const (
 
 // ConfigRequest is REQUEST_CONFIG (2015), configless clients fetching
 // slurm.conf: u32 flags; 25.05+ add u16 port (the sackd port to push
-// changes to; 0 from other senders).
+// changes to; 0 from other senders, and from a sackd without --port).
+// Layouts read in src/common/slurm_protocol_pack.c at slurm-22-05-8-1,
+// 23-11-10-1, 24-11-5-1, 25-05-0-1 and 26-05-3-1.
 //
 // The reply, RESPONSE_CONFIG (2016, ConfigResponse), is a slurm_pack_list
-// of config_file records then str slurmd_spooldir (NULL for clients).
-// Each record is bool exists, (23.11+) bool execute, str file_name, str
-// file_content. Clients need an entry named "slurm.conf" and read
-// everything from it; slurmctld lists for clients slurm.conf,
-// cli_filter.lua, plugstack.conf, topology.conf (+ oci.conf, scrun.lua
-// from 23.11), a named-but-missing file as exists=false. When
+// (u32 count, NO_VAL for none) of config_file records then str
+// slurmd_spooldir (NULL for clients). Each record is bool exists, (23.11+)
+// bool execute, str file_name, str file_content. Clients need an entry
+// named "slurm.conf" and read everything from it. The same body is
+// REQUEST_RECONFIGURE_SACKD (1006, 23.11+), slurmctld's push to a sackd.
+//
+// The files slurmctld lists, each from slurm.conf's directory, a missing
+// one as exists=false (fetch_config.c, proc_req.c in 22.05/23.02):
+//
+//	clients 22.05-23.02: slurm.conf cli_filter.lua plugstack.conf topology.conf
+//	clients 23.11-25.05: the same, then oci.conf scrun.lua
+//	clients 25.11+:      cli_filter.lua oci.conf plugstack.conf scrun.lua slurm.conf topology.conf topology.yaml
+//	slurmd 22.05-23.11:  slurm.conf acct_gather.conf cgroup.conf cli_filter.lua ext_sensors.conf gres.conf
+//	                     helpers.conf job_container.conf knl_cray.conf mpi.conf oci.conf plugstack.conf
+//	                     (23.11: scrun.lua) topology.conf
+//	slurmd 24.05-25.05:  the same without ext_sensors.conf and knl_cray.conf, with scrun.lua
+//	slurmd 25.11+:       sorted by name, adding namespace.yaml and topology.yaml
+//
+// each followed by the files its Include lines name (slurmd's list also
+// by relative Prolog/Epilog scripts, execute=true, 23.11+). When
 // SlurmctldParameters lacks enable_configless slurmctld answers
-// RESPONSE_SLURM_RC ESLURM_CONFIGLESS_DISABLED (2126) instead.
+// RESPONSE_SLURM_RC ESLURM_CONFIGLESS_DISABLED (2126) instead, and flags
+// with CONFIG_REQUEST_SLURMD from a uid other than root or SlurmUser get
+// ESLURM_USER_ID_MISSING (2010).
 type ConfigRequest struct {
 	Flags uint32
 	Port  uint16 // 25.05+

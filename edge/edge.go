@@ -30,6 +30,9 @@ type Request struct {
 	// the client go (salloc's and srun's ports), as slurmctld's
 	// resp_host.
 	Peer netip.Addr
+	// Local is the server's address the request came to (slow path
+	// only): the one the client is known to reach it at.
+	Local netip.Addr
 }
 
 // Reply is what a Handler answers: either a whole prebuilt frame without

@@ -503,6 +503,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	// Slow path: copy the body off the connection buffer.
 	req.Body = append([]byte(nil), f.Body...)
 	req.Peer = st.peer
+	req.Local = localAddr(c)
 	_, _ = c.Discard(n + 4)
 	st.done.Store(true)
 	st.doneAt.Store(monoNow())

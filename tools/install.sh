@@ -12,8 +12,11 @@ export DEBIAN_FRONTEND=noninteractive
 ACCT_PACKAGES="slurmdbd mariadb-server"
 # snakemake: its --slurm executor, run against the frontend (TestSnakemake).
 # Extra packages of one root: trixie's snakemake, for TestSnakemake's run
-# with the 24.11 clients.
-EXTRA_trixie="snakemake"
+# with the 24.11 clients; sackd (23.11+; bookworm has none), the configless
+# login node's daemon, for TestConfigless. Installed from the root's current
+# package lists first, so the root's Slurm (same version) is not upgraded.
+EXTRA_trixie="snakemake sackd"
+EXTRA_sid="sackd"
 HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun snakemake $ACCT_PACKAGES"
 POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons

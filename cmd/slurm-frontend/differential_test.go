@@ -70,8 +70,8 @@ var diffMasks = []mask{
 		why: "set when slurmd registers the node idle: Unknown on the real side"},
 	{scope: "node", re: regexp.MustCompile(`\bArch=\S+ `), repl: "",
 		why: "architecture is reported by slurmd at registration: absent on the real side"},
-	{scope: "node", re: regexp.MustCompile(`( NodeHostName=\S+) Port=\d+ Version=\S+`), repl: "${1} ",
-		why: "slurmd port and version are reported at registration: absent on the real side"},
+	{scope: "node", re: regexp.MustCompile(`( NodeHostName=\S+)( Port=\d+)? Version=\S+`), repl: "${1} ",
+		why: "slurmd port and version are reported at registration: absent on the real side (scontrol omits a port equal to its slurm.conf's SlurmdPort)"},
 	{scope: "node", re: regexp.MustCompile(`(?m)^ +OS=.*\n`), repl: "",
 		why: "operating system is reported by slurmd at registration: absent on the real side"},
 	{rel: "22.05", scope: "squeue", re: regexp.MustCompile(`(?m)^( *J3 .*) [12] (\(JobHeldUser\))$`), repl: "${1} <NODES> ${2}",
@@ -280,6 +280,7 @@ func TestNormalize(t *testing.T) {
 		{"partition", "   State=UP TotalCPUs=384\n", "   State=UP TotalCPUs=384\n"},
 		{"node", "   State=UNKNOWN+NOT_RESPONDING ThreadsPerCore=1\n", "   State=<NODESTATE> ThreadsPerCore=1\n"},
 		{"node", "   NodeAddr=127.0.0.1 NodeHostName=n1 Port=6818 Version=24.11.5\n", "   NodeAddr=127.0.0.1 NodeHostName=n1 \n"},
+		{"node", "   NodeAddr=127.0.0.1 NodeHostName=n1 Version=24.11.5\n", "   NodeAddr=127.0.0.1 NodeHostName=n1 \n"},
 		{"node", "   OS=Linux 6.1 \n   RealMemory=1\n", "   RealMemory=1\n"},
 		{"job", "   NumNodes=2 NumCPUs=4\n", "   NumNodes=2 NumCPUs=4\n"}, // the 22.05-only mask stays out of other releases
 		{"sinfo", "cpu*         up   infinite     12    unk n[1-12]\n", "cpu*         up   infinite     12 <NODESTATE> n[1-12]\n"},

@@ -5,10 +5,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/lablup/slurm-frontend/edge"
 	"github.com/lablup/slurm-frontend/translate/conf"
+	"github.com/lablup/slurm-frontend/translate/ctld"
 	"github.com/lablup/slurm-frontend/translate/node"
 )
 
@@ -61,20 +63,45 @@ func nodeEndpoints(s *settings) []edge.NodeEndpoint {
 	return out
 }
 
-// advertised is the NodeAddr and Port a login node uses for node n.
-func advertised(s *settings, n conf.Node, eps []edge.NodeEndpoint) (string, uint16) {
+// advertised is the NodeAddr and Port a login node uses for node n; ""
+// for the controller's address (a stand-in listening on every address is
+// reached where the controller is).
+func advertised(n conf.Node, eps []edge.NodeEndpoint) (string, uint16) {
 	for _, ep := range eps {
 		if ep.Name != n.Name && ep.Name != "" { // "": every node's
 			continue
 		}
 		if ep.Addr.Addr().IsUnspecified() {
-			_, addr, _ := serverIdentity(s.listen, "")
-			return addr, ep.Addr.Port()
+			return "", ep.Addr.Port()
 		}
 		return ep.Addr.Addr().String(), ep.Addr.Port()
 	}
 	return n.Addr, 0
 }
+
+// loginConf is what login nodes' slurm.conf says of this server, written
+// by client-conf (serving false: the controller's address is --server's,
+// else the listener's) and served by the controller to configless login
+// nodes (serving: a listener on every address leaves the address to each
+// connection, the one its client reached the server at).
+func loginConf(s *settings, serving bool) *ctld.LoginConf {
+	host, addr, port := serverIdentity(s.listen, s.server)
+	if h, _, _ := net.SplitHostPort(s.listen); serving && s.server == "" && unspecifiedHost(h) {
+		addr = ""
+	}
+	eps := nodeEndpoints(s)
+	_, acctPort := accountingEndpoint(s)
+	slurmUser, _ := currentUser()
+	lc := &ctld.LoginConf{ClusterName: s.clusterName, Host: host, Addr: addr, Port: port, SlurmdPort: slurmdPort(s),
+		SlurmUser: slurmUser, AccountingHost: s.acctHost, AccountingPort: acctPort,
+		NodeAddr: func(n conf.Node) (string, uint16) { return advertised(n, eps) }}
+	if p := s.cfg.Get("FrontendConfigPath", ""); p != "" {
+		lc.ConfDir = filepath.Dir(p)
+	}
+	return lc
+}
+
+func unspecifiedHost(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
 
 func localAddrs() map[netip.Addr]bool {
 	out := map[netip.Addr]bool{}
@@ -135,7 +162,7 @@ func accountingEndpoint(s *settings) (listen string, port uint16) {
 
 // setAccounting tells the clients (client-conf) and the controller's
 // config replies that accounting is ours: slurmdbd at the server's
-// address.
+// address (the operator's AccountingStorageHost, if set, stays).
 func setAccounting(s *settings) string {
 	listen, port := accountingEndpoint(s)
 	_, addr, _ := serverIdentity(s.listen, s.server)

@@ -77,7 +77,7 @@ func ParseFile(path string) (*Config, error) {
 	}
 	p := newParser()
 	p.inc = &includer{
-		open: openRegular,
+		open: OpenRegular,
 		same: os.SameFile,
 		// As get_extra_conf_path: slurm.conf's path up to and including
 		// its last '/', or nothing (the working directory).
@@ -104,10 +104,12 @@ type frame struct {
 	info os.FileInfo
 }
 
-// openRegular opens an included file, refusing anything but a regular
-// file before opening it (opening a FIFO would block until a writer
-// came), and checks that what it opened is what it looked at.
-func openRegular(path string) (io.ReadCloser, os.FileInfo, error) {
+// OpenRegular opens an included file (or another operator's file read
+// with the server's privileges, as the configless files served beside
+// slurm.conf), refusing anything but a regular file before opening it
+// (opening a FIFO would block until a writer came), and checks that what
+// it opened is what it looked at.
+func OpenRegular(path string) (io.ReadCloser, os.FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err

@@ -299,6 +299,9 @@ func (c *Controller) setTopology(topo *translate.Topology) {
 	c.cl.Store(newCluster(c.opt.Conf, topo))
 	c.rebuildWith(time.Now().Unix(), false)
 	c.keepTopology(topo)
+	// Nodes or partitions that came or went change the login nodes'
+	// slurm.conf: configless ones get the new one.
+	c.pushIfChanged(context.Background())
 }
 
 // keepTopology records the shape of the engine's cluster (agents, their

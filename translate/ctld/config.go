@@ -361,7 +361,8 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	bi.ControlAddr = []string{c.opt.ServerAddr}
 	bi.SlurmctldAddr = k.str("SlurmctldAddr")
 	bi.SlurmctldPort, bi.SlurmctldPortCount = uint32(c.opt.Port), 1
-	bi.SlurmdPort = uint32(c.opt.Port) + 1
+	// The nodes' stand-ins' port, and a 24.11 sackd's (configless.go).
+	bi.SlurmdPort = k.u32("SlurmdPort", uint32(c.opt.Port)+1)
 	bi.SlurmUserName, bi.SlurmUserID = c.opt.SlurmUser, c.opt.SlurmUID
 	bi.SlurmdUserName = k.strDef("SlurmdUser", "root")
 	bi.SlurmdUserID = uidOf(bi.SlurmdUserName)

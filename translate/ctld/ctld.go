@@ -35,6 +35,9 @@ type Request struct {
 	// where callbacks to the client go (salloc's and srun's ports), as
 	// slurmctld's resp_host.
 	Peer netip.Addr
+	// Local is the server's address the request came to (slow path
+	// only): the one the client is known to reach it at.
+	Local netip.Addr
 }
 
 // Reply mirrors edge.Reply.
@@ -71,6 +74,9 @@ type Options struct {
 	// SetDebugLevel applies a Slurm log level (0 quiet ... 9 debug5) to
 	// the server's log (scontrol setdebug); nil: refused.
 	SetDebugLevel func(level int)
+	// Login makes the slurm.conf served to configless login nodes
+	// (REQUEST_CONFIG; configless.go); nil: one from the fields above.
+	Login *LoginConf
 }
 
 // Controller is the frontend's slurmctld.
@@ -124,6 +130,7 @@ type Controller struct {
 	debugLevel    atomic.Uint32 // scontrol setdebug's level + 1; 0: SlurmctldDebug's
 	confChanged   bool          // the next rebuild publishes a configuration change (c.mu)
 	facts         factCache     // cold entries' partitions for the metrics (metrics.go)
+	cfgless       configless    // configless login nodes: served files, registered sackds (configless.go)
 }
 
 type counters struct {
@@ -229,7 +236,6 @@ func slurmDecodes(t uint16) bool {
 
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_HET_JOB_ALLOCATION: {},
-	codec.REQUEST_CONFIG:    {},
 	codec.REQUEST_JOB_STATE: {},
 }
 
@@ -248,6 +254,7 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_JOB_NOTIFY:       (*Controller).jobNotify,
 	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
 	codec.REQUEST_SET_DEBUG_LEVEL:  (*Controller).setDebugLevel,
+	codec.REQUEST_CONFIG:           (*Controller).configRequest, // configless login nodes (configless.go)
 	// Accounting's: sshare, sprio.
 	codec.REQUEST_SHARE_INFO:       (*Controller).shareInfo,
 	codec.REQUEST_PRIORITY_FACTORS: (*Controller).priorityFactors,

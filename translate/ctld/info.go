@@ -358,7 +358,11 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 		ExtSensorsConsumedEnergy: codec.NoVal64, ExtSensorsTemperature: codec.NoVal, PowerCapWatts: codec.NoVal,
 	}
 	ni.Name, ni.NodeHostname, ni.NodeAddr = n.Name, n.Hostname, n.Addr
-	ni.Port = c.opt.Port + 1
+	// Its stand-in's port: the node's Port=, else SlurmdPort (what
+	// scontrol show config says).
+	if ni.Port = n.Port; ni.Port == 0 {
+		ni.Port = slurmConf{cfg: c.opt.Conf}.u16("SlurmdPort", c.opt.Port+1)
+	}
 	ni.NodeState = codec.NODE_STATE_IDLE
 	ni.Version = versionString(v)
 	ni.CPUs, ni.Boards, ni.Sockets, ni.Cores, ni.Threads = n.CPUs, n.Boards, n.Sockets, n.CoresPerSocket, n.ThreadsPerCore

@@ -26,6 +26,8 @@ import (
 // first reconciles the jobs with the sessions the engine has (after a
 // restart), and again every resyncEvery (resync.go).
 func (c *Controller) Start(ctx context.Context) {
+	// Configless login nodes get the slurm.conf of a changed config.
+	c.pushIfChanged(ctx)
 	if c.opt.Exec == nil {
 		return
 	}
