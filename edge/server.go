@@ -474,6 +474,9 @@ func (s *Server) worker() {
 		req := j.req
 		start := j.start
 		_ = j.c.AsyncWrite(out, func(c gnet.Conn, err error) error {
+			if rep.After != nil {
+				defer rep.After()
+			}
 			s.stats.Record(req.MsgType, req.UID, time.Since(start))
 			if st, _ := c.Context().(*connState); st != nil {
 				st.doneAt.Store(monoNow())

@@ -248,6 +248,10 @@ func serve(args []string) error {
 		ClusterName: s.clusterName, ServerHost: host, ServerAddr: addr, Port: port,
 		SlurmUser: slurmUser, SlurmUID: slurmUID, Log: logger, Caller: caller,
 	}
+	// scontrol reconfigure and shutdown (reconfigure.go). OnReconfigure
+	// is where a push of the new config to configless nodes goes.
+	shutdown := newShutdownRequest()
+	opts.Reload, opts.Shutdown = reloader(args, s, logger), shutdown.request
 	se, single := exec.(translate.StepExecutor)
 	ge, group := exec.(translate.StepGroupExecutor)
 	steps := single || group
@@ -315,6 +319,8 @@ func serve(args []string) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
 	case <-sig:
+	case <-shutdown.C:
+		logger.Printf("shutdown requested (scontrol shutdown): stopping; jobs keep running")
 	case err := <-errc:
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/hostlist"
@@ -31,6 +32,13 @@ type cluster struct {
 	agents map[string]*translate.Agent // agent ID -> the engine's agent
 	topo   *translate.Topology
 	limits map[string]partLimits // by partition name
+	// Node administration (nodeadmin.go): the administrators' node
+	// states, each partition's available nodes, and a number that
+	// changes when which nodes are available changes.
+	admin    map[string]state.NodeAdmin
+	avail    map[string]int
+	availSig string
+	availGen uint64
 }
 
 func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
@@ -296,7 +304,7 @@ func (c *Controller) setTopology(topo *translate.Topology) {
 	if old := c.cluster(); old != nil && reflect.DeepEqual(old.topo, topo) {
 		return
 	}
-	c.cl.Store(newCluster(c.opt.Conf, topo))
+	c.cl.Store(c.newCluster(topo))
 	c.rebuildWith(time.Now().Unix(), false)
 	c.keepTopology(topo)
 }
