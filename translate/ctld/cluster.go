@@ -293,14 +293,18 @@ func (c *Controller) refreshTopology(ctx context.Context) {
 			c.logf("topology: %v (the last one stays)", err)
 			continue
 		}
-		c.setTopology(topo)
+		c.setTopology(topo, last)
 	}
 }
 
-// setTopology publishes topo, and a snapshot with it, if it changed.
-func (c *Controller) setTopology(topo *translate.Topology) {
+// setTopology publishes topo, read from the engine from readAt on, and a
+// snapshot with it, if it changed.
+func (c *Controller) setTopology(topo *translate.Topology, readAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Agents taken out of scheduling or back since the read began: the
+	// read may predate the change.
+	topo = c.nodes.newerThan(topo, readAt)
 	if old := c.cluster(); old != nil && reflect.DeepEqual(old.topo, topo) {
 		return
 	}

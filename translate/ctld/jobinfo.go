@@ -123,7 +123,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		// what slurmctld's scheduler says of it (nodeadmin.go). Records
 		// of pending jobs are encoded again when node availability
 		// changes (jobChunk.availGen).
-		if r, desc, ok := s.cl.blockedReason(j); ok {
+		if r, desc, ok := s.cl.blockedReason(j, v); ok {
 			ji.StateReason, ji.StateDesc = r, desc
 		}
 	}

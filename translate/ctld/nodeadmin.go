@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +53,32 @@ type nodeAdmin struct {
 	recs map[string]state.NodeAdmin
 	// confUpdate: when the config was last read again (c.mu).
 	confUpdate int64
+	// sched: when agents were last taken out of scheduling (false) or
+	// back (true) here (c.mu): a topology read begun before does not
+	// know it yet.
+	sched map[string]schedChange
+}
+
+type schedChange struct {
+	at time.Time
+	on bool
+}
+
+// newerThan is topo with the agents' schedulable flags changed here
+// since readAt (c.mu held).
+func (n *nodeAdmin) newerThan(topo *translate.Topology, readAt time.Time) *translate.Topology {
+	var off, on []string
+	for id, ch := range n.sched {
+		switch {
+		case !ch.at.Before(readAt) && ch.on:
+			on = append(on, id)
+		case !ch.at.Before(readAt):
+			off = append(off, id)
+		case time.Since(ch.at) > time.Minute:
+			delete(n.sched, id) // every read since knows it
+		}
+	}
+	return withSchedulable(topo, off, on)
 }
 
 // config is the config now: Options.Conf, or what the last reconfigure
@@ -152,18 +179,19 @@ const (
 	descReqNodesDown = "ReqNodeNotAvail, UnavailableNodes:"
 )
 
-// blockedReason is the reason and description slurmctld's scheduler
-// gives an eligible pending job whose nodes are out: the nodes it asks
-// for by name (ReqNodeNotAvail, naming those down), or too few available
-// in its partition (Resources); ok false when none applies.
-func (cl *cluster) blockedReason(j *state.Job) (reason uint32, desc string, ok bool) {
+// blockedReason is the reason and description slurmctld's scheduler (of
+// version v) gives an eligible pending job whose nodes are out: the nodes
+// it asks for by name (ReqNodeNotAvail, naming those unavailable: from
+// 24.11 on only those down, not drained), or too few available in its
+// partition (Resources); ok false when none applies.
+func (cl *cluster) blockedReason(j *state.Job, v uint16) (reason uint32, desc string, ok bool) {
 	if j.ReqNodes != "" {
 		if names, err := hostlist.Expand(j.ReqNodes); err == nil {
 			var outs, downs []string
 			for _, n := range names {
 				if out, down := cl.nodeOut(n); out {
 					outs = append(outs, n)
-					if down {
+					if down || v < codec.V24_11 {
 						downs = append(downs, n)
 					}
 				}
@@ -240,7 +268,7 @@ func (c *Controller) updateNode(req *Request) Reply {
 			rc = codec.ESLURM_INVALID_NODE_NAME
 			break
 		}
-		rec, had := recs[name]
+		rec := recs[name]
 		wasDown := rec.Down
 		switch m.NodeState {
 		case codec.NODE_RESUME, codec.NODE_STATE_UNDRAIN, codec.NODE_STATE_IDLE:
@@ -250,15 +278,17 @@ func (c *Controller) updateNode(req *Request) Reply {
 			rec.Reason, rec.ReasonTime, rec.ReasonUID = m.Reason, now, req.UID
 		}
 		if code := c.nodeState(cl, name, &rec, m.NodeState, req.Version); code != codec.SLURM_SUCCESS {
-			rc = code
-			if !had && m.Reason == "" {
-				continue
-			}
+			rc = code // the next nodes are updated all the same; the reason stands
 		}
 		if rec.Down && !wasDown {
 			downed = append(downed, name)
 		}
-		if rec.Reason == "" && !rec.Unavailable() {
+		if !rec.Unavailable() {
+			// Back in service, the node's reason goes: slurmctld
+			// with accounting (as this server presents itself,
+			// AccountingStorageType=accounting_storage/slurmdbd)
+			// clears it then (clusteracct_storage_g_node_up); one
+			// without keeps it until a job is allocated there.
 			delete(recs, name)
 			continue
 		}
@@ -266,7 +296,8 @@ func (c *Controller) updateNode(req *Request) Reply {
 		recs[name] = rec
 	}
 	// The engine first: a drain it did not take would be a lie.
-	if err := c.applySchedulable(cl, old, recs, resumed); err != nil {
+	off, on, err := c.applySchedulable(cl, old, recs, resumed)
+	if err != nil {
 		c.logf("update_node %s: the engine refused: %v", m.NodeNames, err)
 		return rcReply(engineCode(err))
 	}
@@ -279,7 +310,17 @@ func (c *Controller) updateNode(req *Request) Reply {
 		}
 	}
 	c.nodes.recs = recs
-	c.cl.Store(c.newCluster(c.cluster().topo))
+	if c.nodes.sched == nil {
+		c.nodes.sched = map[string]schedChange{}
+	}
+	at := time.Now()
+	for _, id := range off {
+		c.nodes.sched[id] = schedChange{at: at}
+	}
+	for _, id := range on {
+		c.nodes.sched[id] = schedChange{at: at, on: true}
+	}
+	c.cl.Store(c.newCluster(withSchedulable(c.cluster().topo, off, on)))
 	ended := c.endJobsOnNodes(downed, now)
 	c.rebuild(now)
 	c.mu.Unlock()
@@ -337,19 +378,19 @@ func (c *Controller) nodeState(cl *cluster, name string, rec *state.NodeAdmin, s
 			return refused
 		}
 		rec.Down, rec.Drain, rec.Fail = false, false, false
-		rec.Reason, rec.ReasonUID, rec.ReasonTime = "", 0, 0
 	case codec.NODE_STATE_UNDRAIN:
+		// Then the node's base state is applied again: an idle node
+		// is made IDLE, which clears FAIL too; a down one stays down.
 		rec.Drain = false
-		if !rec.Unavailable() {
-			rec.Reason, rec.ReasonUID, rec.ReasonTime = "", 0, 0
+		if !rec.Down && !c.nodeBusy(cl, name) {
+			rec.Fail = false
 		}
 	case codec.NODE_STATE_IDLE:
 		// Valid on idle and down nodes; clears DRAIN and FAIL too.
-		if busy := c.snap.Load().alloc[name]; busy != nil && !down && !rec.Down && (busy.cpus > 0 || busy.memMB > 0) {
+		if !down && !rec.Down && c.nodeBusy(cl, name) {
 			return refused
 		}
 		rec.Down, rec.Drain, rec.Fail = false, false, false
-		rec.Reason, rec.ReasonUID, rec.ReasonTime = "", 0, 0
 	case codec.NODE_STATE_FUTURE, codec.NODE_STATE_NO_RESPOND:
 		// Valid in slurmctld, but nodes here are the engine's: they
 		// neither leave the cluster nor stop answering on request.
@@ -368,12 +409,11 @@ func (c *Controller) nodeState(cl *cluster, name string, rec *state.NodeAdmin, s
 // keeps out of scheduling without a record here (made unschedulable in
 // Backend.AI's console: a drain as Slurm shows it) is taken back when
 // an update in resumed (RESUME, UNDRAIN, IDLE) names it.
-func (c *Controller) applySchedulable(cl *cluster, old, recs map[string]state.NodeAdmin, resumed map[string]bool) error {
+func (c *Controller) applySchedulable(cl *cluster, old, recs map[string]state.NodeAdmin, resumed map[string]bool) (off, on []string, err error) {
 	sc, ok := c.opt.Backend.(translate.Scheduling)
 	if !ok {
-		return nil
+		return nil, nil, nil
 	}
-	var off, on []string
 	for name, r := range recs {
 		if r.Unavailable() && !old[name].Unavailable() {
 			off = append(off, name)
@@ -395,15 +435,47 @@ func (c *Controller) applySchedulable(cl *cluster, old, recs map[string]state.No
 	defer cancel()
 	if len(off) > 0 {
 		if err := sc.SetSchedulable(ctx, off, false); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if len(on) > 0 {
 		if err := sc.SetSchedulable(ctx, on, true); err != nil && !errors.Is(err, translate.ErrNoAgent) {
-			return err
+			return nil, nil, err
 		}
 	}
-	return nil
+	return off, on, nil
+}
+
+// withSchedulable is topo with the agents in off and on as the engine
+// now has them, until the next read of the engine's topology shows it.
+func withSchedulable(topo *translate.Topology, off, on []string) *translate.Topology {
+	if topo == nil || len(off)+len(on) == 0 {
+		return topo
+	}
+	t := *topo
+	t.Agents = append([]translate.Agent(nil), topo.Agents...)
+	for i := range t.Agents {
+		a := &t.Agents[i]
+		switch {
+		case slices.Contains(off, a.ID):
+			a.Schedulable = false
+		case slices.Contains(on, a.ID):
+			a.Schedulable = true
+		}
+	}
+	return &t
+}
+
+// nodeBusy reports whether jobs hold resources of node name (ours, or
+// the engine's other sessions).
+func (c *Controller) nodeBusy(cl *cluster, name string) bool {
+	if a := c.snap.Load().alloc[name]; a != nil && (a.cpus > 0 || a.memMB > 0) {
+		return true
+	}
+	if ag := cl.agent(name); ag != nil && (ag.Occupied.CPU > 0 || ag.Occupied.Mem > 0) {
+		return true
+	}
+	return false
 }
 
 // ---- jobs on nodes going DOWN
