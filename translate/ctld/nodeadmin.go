@@ -359,6 +359,15 @@ func adminStateName(r state.NodeAdmin) string {
 // error slurmctld of version v gives a state it refuses for this node.
 func (c *Controller) nodeState(cl *cluster, name string, rec *state.NodeAdmin, st uint32, v uint16) uint32 {
 	out, down := cl.nodeOut(name)
+	if n := cl.node(name); n != nil && (st == codec.NODE_RESUME || st == codec.NODE_STATE_UNDRAIN || st == codec.NODE_STATE_IDLE) {
+		switch cs := strings.ToUpper(n.State); cs {
+		case "DOWN", "DRAIN", "FUTURE":
+			// The config says so, and it is what the engine reads:
+			// it is changed there (and scontrol reconfigure).
+			c.logf("update_node: node %s is State=%s in the config: change it there and reconfigure", name, cs)
+			return codec.ESLURM_NOT_SUPPORTED
+		}
+	}
 	refused := uint32(codec.ESLURM_INVALID_NODE_STATE)
 	if v >= codec.V25_11 {
 		refused = codec.ESLURM_INVALID_NODE_STATE_TRANSITION
