@@ -37,6 +37,7 @@ type cluster struct {
 	// changes when which nodes are available changes.
 	admin    map[string]state.NodeAdmin
 	avail    map[string]int
+	anyOut   bool // some node takes no new job
 	availSig string
 	availGen uint64
 }

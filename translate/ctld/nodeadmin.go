@@ -34,8 +34,12 @@ import (
 //     lifetime slurmctld waits out); any other ends NODE_FAIL. The node
 //     stays DOWN until resumed, as with ReturnToService=0/1 (there is no
 //     slurmd to register it back).
-//   - RESUME clears DOWN, DRAIN and FAIL and the reason; UNDRAIN clears
-//     DRAIN; IDLE (valid on idle and down nodes) clears all three.
+//   - RESUME clears DOWN, DRAIN and FAIL; UNDRAIN clears DRAIN (and FAIL
+//     on an idle node); IDLE (valid on idle and down nodes) clears all
+//     three. A node back in service loses its reason, as with accounting.
+//   - Nodes the engine alone keeps out (Backend.AI's console) show as
+//     drained, and a resume takes them back; nodes the config marks
+//     DOWN/DRAIN/FUTURE are the config's to change.
 //
 // Pending jobs whose partition has fewer available nodes than they need
 // show what slurmctld's scheduler says of them (Resources, "Nodes
@@ -149,6 +153,7 @@ func (cl *cluster) setAvailability(old *cluster) {
 	for _, n := range cl.nodes {
 		if out, down := cl.nodeOut(n.Name); out {
 			fmt.Fprintf(&sig, "%s:%v,", n.Name, down)
+			cl.anyOut = true
 		}
 	}
 	for _, p := range cl.parts {
@@ -185,6 +190,9 @@ const (
 // 24.11 on only those down, not drained), or too few available in its
 // partition (Resources); ok false when none applies.
 func (cl *cluster) blockedReason(j *state.Job, v uint16) (reason uint32, desc string, ok bool) {
+	if !cl.anyOut {
+		return 0, "", false // the common case: every node in service
+	}
 	if j.ReqNodes != "" {
 		if names, err := hostlist.Expand(j.ReqNodes); err == nil {
 			var outs, downs []string
