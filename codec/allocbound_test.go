@@ -64,6 +64,8 @@ var allDecoders = []struct {
 	{"StatsInfoRequest", func() decoder { return new(StatsInfoRequest) }},
 	{"SubmitResponse", func() decoder { return new(SubmitResponse) }},
 	{"SuspendRequest", func() decoder { return new(SuspendRequest) }},
+	{"ShutdownRequest", func() decoder { return new(ShutdownRequest) }},
+	{"UpdateNodeRequest", func() decoder { return new(UpdateNodeRequest) }},
 	{"TopJobRequest", func() decoder { return new(TopJobRequest) }},
 	{"WillRunResponse", func() decoder { return new(WillRunResponse) }},
 	// The slurmdbd stand-in's, and sprio's.

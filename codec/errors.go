@@ -35,6 +35,7 @@ const (
 	ESLURM_INVALID_NODE_NAME              = 2018
 	ESLURM_WRITING_TO_FILE                = 2019
 	ESLURM_ALREADY_DONE                   = 2021
+	ESLURM_INVALID_NODE_STATE             = 2028
 	ESLURM_JOB_PENDING                    = 2024
 	ESLURM_BAD_TASK_COUNT                 = 2025
 	ESLURM_NOT_SUPPORTED                  = 2036

@@ -43,7 +43,8 @@ type Reply struct {
 	More    []*memfile.Bytes // further pieces of a prebuilt frame, written after Frame (from memory files by sendfile)
 	MsgType uint16
 	Body    []byte
-	Drop    bool // close the connection without answering
+	Drop    bool   // close the connection without answering
+	After   func() // called once the reply is written (slow path only)
 }
 
 // RC makes a RESPONSE_SLURM_RC reply.

@@ -91,7 +91,7 @@ type Server struct {
 	// wants the totals too.
 	authFail [256]atomic.Uint64
 	badHash  atomic.Uint64
-	rl       *limiter // nil: no rate limits
+	rl       atomic.Pointer[limiter] // nil: no rate limits
 }
 
 type connState struct {
@@ -132,20 +132,35 @@ func New(cfg Config, h Handler, auth Authenticator, signer Signer, stats Stats, 
 	cfg.defaults()
 	s := &Server{cfg: cfg, h: h, auth: auth, signer: signer, stats: stats, log: log,
 		ready: make(chan error, 1), conns: map[gnet.Conn]*connState{}}
-	if cfg.RateLimit != nil && (cfg.RateLimit.User.on() || cfg.RateLimit.Host.on()) {
-		s.rl = newLimiter(*cfg.RateLimit)
-	}
+	s.SetRateLimit(cfg.RateLimit)
 	return s
+}
+
+// SetRateLimit replaces the rate limits (scontrol reconfigure): new
+// buckets, as slurmctld's restart makes them; nil or zero sizes turn
+// them off. The counts of refusals carry over.
+func (s *Server) SetRateLimit(rl *RateLimit) {
+	var l *limiter
+	if rl != nil && (rl.User.on() || rl.Host.on()) {
+		l = newLimiter(*rl)
+	}
+	if old := s.rl.Swap(l); old != nil && l != nil {
+		l.UserBackoffs.Add(old.UserBackoffs.Load())
+		l.UserHolds.Add(old.UserHolds.Load())
+		l.HostBackoffs.Add(old.HostBackoffs.Load())
+		l.HostHolds.Add(old.HostHolds.Load())
+	}
 }
 
 // RateLimited returns the requests told to back off and those held (22.05
 // clients) since start, by the limit that acted ("user", "host").
 func (s *Server) RateLimited() (backoffs, holds map[string]uint64) {
-	if s.rl == nil {
+	rl := s.rl.Load()
+	if rl == nil {
 		return nil, nil
 	}
-	return map[string]uint64{"user": s.rl.UserBackoffs.Load(), "host": s.rl.HostBackoffs.Load()},
-		map[string]uint64{"user": s.rl.UserHolds.Load(), "host": s.rl.HostHolds.Load()}
+	return map[string]uint64{"user": rl.UserBackoffs.Load(), "host": rl.HostBackoffs.Load()},
+		map[string]uint64{"user": rl.UserHolds.Load(), "host": rl.HostHolds.Load()}
 }
 
 // Ready is closed (after sending nil) once the listener accepts, or gets
@@ -357,9 +372,9 @@ func peerAddr(c gnet.Conn) netip.Addr {
 // accounting saw (the per-host rate limit).
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now()
-	if s.rl != nil && s.rl.cfg.Host.on() {
+	if rl := s.rl.Load(); rl != nil && rl.cfg.Host.on() {
 		if snap, _ := s.Sources(); snap != nil {
-			s.rl.feed(snap, time.Duration(monoNow()))
+			rl.feed(snap, time.Duration(monoNow()))
 		}
 	}
 	var victims, flushed []gnet.Conn
@@ -464,8 +479,8 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		_, _ = c.Discard(n + 4)
 		return s.refuseAuth(c, st, &f, err)
 	}
-	if s.rl != nil {
-		if a := s.admit(c, st, &req, start); a != gnet.None || st.done.Load() {
+	if rl := s.rl.Load(); rl != nil {
+		if a := s.admit(rl, c, st, &req, start); a != gnet.None || st.done.Load() {
 			_, _ = c.Discard(n + 4)
 			return a
 		}
@@ -534,8 +549,8 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 // and then served: they wait as long as a 23.02+ client would have
 // slept. It returns gnet.None with the request still to serve when it
 // is admitted.
-func (s *Server) admit(c gnet.Conn, st *connState, req *Request, start time.Time) gnet.Action {
-	d := s.rl.admit(req.UID, st.peer, time.Duration(monoNow()), req.Version < codec.V23_02)
+func (s *Server) admit(rl *limiter, c gnet.Conn, st *connState, req *Request, start time.Time) gnet.Action {
+	d := rl.admit(req.UID, st.peer, time.Duration(monoNow()), req.Version < codec.V23_02)
 	if d.v == admitted {
 		return gnet.None
 	}
@@ -631,6 +646,9 @@ func (s *Server) worker() {
 		start := j.start
 		path := j.path()
 		_ = j.c.AsyncWrite(out, func(c gnet.Conn, err error) error {
+			if rep.After != nil {
+				defer rep.After()
+			}
 			s.record(&req, path, start)
 			if st, _ := c.Context().(*connState); st != nil {
 				st.doneAt.Store(monoNow())

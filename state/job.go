@@ -72,6 +72,7 @@ type Job struct {
 	Features      string `json:"features,omitempty"`
 	Dependency    string `json:"dependency,omitempty"`
 	Requeue       bool   `json:"requeue,omitempty"`
+	NoRequeue     bool   `json:"no_requeue,omitempty"` // --no-requeue (Requeue: --requeue; neither: JobRequeue decides)
 	Exclusive     bool   `json:"exclusive,omitempty"`
 	Contiguous    bool   `json:"contiguous,omitempty"`
 	OpenMode      uint8  `json:"open_mode,omitempty"`

@@ -13,9 +13,10 @@ import (
 //	byte 0      format (jobRecV1)
 //	then        every field of Job in declaration order: unsigned
 //	            integers as uvarints, signed ones as (zig-zag) varints,
-//	            strings as a uvarint length and the bytes, and the five
+//	            strings as a uvarint length and the bytes, and the
 //	            bools together as one uvarint bitset (jobRecBool*) at the
-//	            place of the first of them (KillInvalidDep).
+//	            place of the first of them (KillInvalidDep). A bool added
+//	            is a bit more: older records read with it clear.
 //
 // The record must end exactly after the last field. A change to the
 // field list needs a new format byte (and the old one kept readable).
@@ -34,6 +35,7 @@ const (
 	jobRecBoolRequeue
 	jobRecBoolExclusive
 	jobRecBoolContiguous
+	jobRecBoolNoRequeue
 	jobRecBoolAll = 1<<iota - 1
 )
 
@@ -87,6 +89,9 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	}
 	if j.Contiguous {
 		bits |= jobRecBoolContiguous
+	}
+	if j.NoRequeue {
+		bits |= jobRecBoolNoRequeue
 	}
 	b = u(b, bits)
 	b = u(b, uint64(j.Restarts))
@@ -300,6 +305,7 @@ func (d *jobDec) v1(j *Job) {
 	j.Requeue = bits&jobRecBoolRequeue != 0
 	j.Exclusive = bits&jobRecBoolExclusive != 0
 	j.Contiguous = bits&jobRecBoolContiguous != 0
+	j.NoRequeue = bits&jobRecBoolNoRequeue != 0
 	j.Restarts = d.u16()
 	j.WarnSignal = d.u16()
 	j.WarnTime = d.u16()

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"os"
 	"time"
+
+	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
 // AgentStatus follows Backend.AI's agent status names.
@@ -78,6 +80,28 @@ type Backend interface {
 	// Topology returns resource groups and agents.
 	Topology(ctx context.Context) (*Topology, error)
 }
+
+// Scheduling is implemented by engines whose agents an administrator
+// can keep from taking new sessions (Slurm's DRAIN, Backend.AI's
+// schedulable flag): SetSchedulable(false) leaves the sessions running
+// there alone and places no new one there; true takes the agents back.
+// The engine keeps the flag across restarts, as Backend.AI's manager
+// keeps it in its database. ErrNoAgent (wrapped) names agents it does
+// not know; the others are changed all the same.
+type Scheduling interface {
+	SetSchedulable(ctx context.Context, agents []string, schedulable bool) error
+}
+
+// Reconfigurer is implemented by engines that read the frontend's
+// config (the embedded engine's nodes and partitions): Reconfigure takes
+// a newly read one (scontrol reconfigure) without disturbing running
+// sessions; on an error the engine keeps the old one.
+type Reconfigurer interface {
+	Reconfigure(cfg *conf.Config) error
+}
+
+// ErrNoAgent is Scheduling's error for an agent the engine does not know.
+var ErrNoAgent = errors.New("no such agent")
 
 // ImageChecker is implemented by engines that run sessions in images
 // (sbatch --container): CheckImage says, at submission, why one cannot

@@ -103,7 +103,11 @@ func (r *realSlurm) as(t testing.TB) runner {
 	return runner{t: t, conf: r.conf, dir: r.dir, logs: r.Logs}
 }
 
-func startRealSlurm(t *testing.T, rel string) *realSlurm {
+func startRealSlurm(t *testing.T, rel string) *realSlurm { return startRealSlurmWith(t, rel, nil) }
+
+// startRealSlurmWith is startRealSlurm with its slurm.conf rewritten by
+// edit (nil: as is) before the daemons start.
+func startRealSlurmWith(t *testing.T, rel string, edit func(conf string) string) *realSlurm {
 	t.Helper()
 	needRealCtld(t)
 	root := map[string]string{"22.05": "/", "24.11": "/opt/slurm-roots/trixie", "26.05": "/opt/slurm-roots/sid"}[rel]
@@ -153,6 +157,15 @@ func startRealSlurm(t *testing.T, rel string) *realSlurm {
 	}
 	fmt.Fprint(cf, "KillWait=3\nDefMemPerNode=100\n")
 	cf.Close()
+	if edit != nil {
+		b, err := os.ReadFile(rs.conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(rs.conf, []byte(edit(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if rel == "22.05" {
 		// 22.05's slurmd does not know CgroupPlugin=disabled and needs no cgroup.conf.
 		os.Remove(filepath.Join(dir, "cgroup.conf"))

@@ -304,16 +304,15 @@ func configlessSackd(t *testing.T, rel string) {
 		t.Errorf("sacct: %q", out)
 	}
 
-	// The operator adds a partition and restarts the server: the sackd
-	// gets the new slurm.conf pushed (it never fetches on its own).
-	f.stop()
+	// The operator adds a partition and runs scontrol reconfigure: the
+	// sackd gets the new slurm.conf pushed (it never fetches on its own).
 	cf, err := os.OpenFile(f.configPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(cf, "PartitionName=extra Nodes=n1 MaxTime=30 State=UP")
 	cf.Close()
-	f.start()
+	f.mustRun(rel, "scontrol", "reconfigure")
 	if !waitFor(30*time.Second, func() bool {
 		b, _ := os.ReadFile(conf)
 		return bytes.Contains(b, []byte("\nPartitionName=extra Nodes=n1 MaxTime=30 State=UP\n"))
@@ -493,10 +492,9 @@ func TestConfiglessRefused(t *testing.T) {
 // real slurmctld of its release with enable_configless and against the
 // frontend, each with the same operator files beside its config: a
 // cli_filter.lua and a plugstack.conf (oci.conf, scrun.lua, topology.conf
-// absent), read by a reconfigure (real) or restart (frontend). Each sackd
-// writes the same files with the same contents; after
-// cli_filter.lua changes, `scontrol reconfigure` (real) and a restart
-// (frontend) push it and each sackd rewrites its copy.
+// absent), read by a reconfigure. Each sackd writes the same files with
+// the same contents; after cli_filter.lua changes, `scontrol
+// reconfigure` pushes it and each sackd rewrites its copy.
 //
 // With SLURM_FRONTEND_CAPTURE=DIR the exchanges with the real slurmctld
 // (REQUEST_CONFIG, RESPONSE_CONFIG, REQUEST_RECONFIGURE_SACKD) are
@@ -556,7 +554,11 @@ func TestConfiglessRealCtld(t *testing.T) {
 			}, sackdPort, func() func() { return captureConfigless(t, "configless-sackd-"+rel+".pcap", r.port, sackdPort) })
 
 			f := newFrontend(t, configlessConf(freePort(t), freePort(t), ""))
-			ours := serve("frontend", f.dir, f.port, func() { f.stop(); f.start() }, freePort(t), func() func() { return func() {} })
+			ours := serve("frontend", f.dir, f.port, func() {
+				if out, errs, code := f.run(rel, "scontrol", "reconfigure"); code != 0 {
+					t.Fatalf("scontrol reconfigure: %s%s", out, errs)
+				}
+			}, freePort(t), func() func() { return func() {} })
 
 			if len(real.files) != 3 || len(ours.files) != 3 {
 				t.Errorf("files written: real %d, frontend %d (want slurm.conf, cli_filter.lua, plugstack.conf)", len(real.files), len(ours.files))

@@ -270,6 +270,31 @@ func serve(args []string) error {
 		SetDebugLevel: lg.setLevel,
 		Login:         loginConf(s, true),
 	}
+	// scontrol reconfigure and shutdown (reconfigure.go). After a
+	// reconfigure: the log level and rate limits of the new file (a
+	// restarted slurmctld's), and the files pushed to configless nodes.
+	shutdown := newShutdownRequest()
+	opts.Reload, opts.Shutdown = reloader(args, s, logger), shutdown.request
+	var ctl *ctld.Controller
+	var srv *edge.Server
+	opts.OnReconfigure = func() {
+		cfg := ctl.Config()
+		if level, err := parseSlurmLevel(cfg.Get("SlurmctldDebug", "info")); err == nil {
+			lg.setLevel(level)
+		} else {
+			logger.Printf("reconfigure: %v: the log level stays", err)
+		}
+		if rl, err := rateLimit(cfg, slurmUID); err == nil {
+			srv.SetRateLimit(rl)
+		} else {
+			logger.Printf("reconfigure: %v: the rate limits stay", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if n := ctl.PushConfig(ctx); n > 0 {
+			logger.Printf("reconfigure: the new configuration pushed to %d configless nodes", n)
+		}
+	}
 	se, single := exec.(translate.StepExecutor)
 	ge, group := exec.(translate.StepGroupExecutor)
 	steps := single || group
@@ -277,7 +302,7 @@ func serve(args []string) error {
 		opts.CredKey, opts.Steps = credKey(s.mungeKey), nodes
 		nodes.Exec, nodes.Group = se, ge
 	}
-	ctl, err := ctld.New(context.Background(), opts)
+	ctl, err = ctld.New(context.Background(), opts)
 	if err != nil {
 		return err
 	}
@@ -312,7 +337,7 @@ func serve(args []string) error {
 	if hub != nil {
 		ecfg.Observer = hub
 	}
-	srv := edge.New(ecfg, edge.AdaptController(ctl), auth, auth, stats, logger)
+	srv = edge.New(ecfg, edge.AdaptController(ctl), auth, auth, stats, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Run() }()
 	select {
@@ -349,6 +374,8 @@ func serve(args []string) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
 	case <-sig:
+	case <-shutdown.C:
+		logger.Printf("shutdown requested (scontrol shutdown): stopping; jobs keep running")
 	case err := <-errc:
 		if err != nil {
 			return err

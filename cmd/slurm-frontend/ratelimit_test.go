@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -189,5 +190,53 @@ func TestRateLimitPerHost(t *testing.T) {
 	}
 	if !strings.Contains(logs, "connection accounting: eBPF") {
 		t.Logf("counted in userspace here:\n%s", logs)
+	}
+}
+
+// TestReconfigureRateLimitsAndLevel: scontrol reconfigure applies the
+// file's rate limits and log level (a restarted slurmctld's), and a file
+// with an rl_* value slurmctld would not start on is refused, the old
+// settings kept.
+func TestReconfigureRateLimitsAndLevel(t *testing.T) {
+	f := newFrontend(t, fakeCluster)
+	slurm := f.as(t).user("slurm")
+	burst := func() (limited int) {
+		for i := 0; i < 6; i++ {
+			_, errs, code := slurm.run("24.11", "squeue", "-v")
+			if code != 0 {
+				t.Fatalf("squeue: exit %d\n%s", code, errs)
+			}
+			if strings.Contains(errs, "RPC rate limited") {
+				limited++
+			}
+		}
+		return limited
+	}
+	if n := burst(); n != 0 {
+		t.Fatalf("%d squeue limited with no limit configured", n)
+	}
+	appendConf := func(s string) {
+		cf, err := os.OpenFile(f.configPath, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(cf, s)
+		cf.Close()
+	}
+	appendConf("SlurmctldParameters=rl_enable,rl_bucket_size=2,rl_refill_rate=1\nSlurmctldDebug=debug\n")
+	f.mustRun("26.05", "scontrol", "reconfigure")
+	if n := burst(); n == 0 {
+		t.Errorf("no squeue limited after a reconfigure to a bucket of 2")
+	}
+	if !strings.Contains(f.Logs(), "msg=rpc") {
+		t.Errorf("no debug line after a reconfigure to SlurmctldDebug=debug")
+	}
+	appendConf("SlurmctldParameters=rl_enable,rl_bucket_size=0\n")
+	if _, _, code := f.run("26.05", "scontrol", "reconfigure"); code == 0 {
+		t.Errorf("a reconfigure to rl_bucket_size=0 was accepted")
+	}
+	time.Sleep(3 * time.Second)
+	if n := burst(); n == 0 {
+		t.Errorf("the limits were dropped by a refused reconfigure")
 	}
 }

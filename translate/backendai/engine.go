@@ -190,6 +190,17 @@ func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
 	return Topology(ctx, e.c)
 }
 
+// SetSchedulable takes agents out of the manager's scheduling (Slurm's
+// drain) or back: the agents' schedulable flag, which the manager keeps
+// in its database and its scheduler honours (running sessions stay).
+func (e *Engine) SetSchedulable(ctx context.Context, agents []string, schedulable bool) error {
+	err := e.c.SetAgentsSchedulable(ctx, agents, schedulable)
+	if err != nil && IsNotFound(err) {
+		return fmt.Errorf("%w: %v", translate.ErrNoAgent, err)
+	}
+	return engineErr(err)
+}
+
 // Topology reads a manager's agents and active resource groups as the
 // controller's topology.
 func Topology(ctx context.Context, c *Client) (*translate.Topology, error) {

@@ -252,3 +252,30 @@ func derefAll[T any](in []*T) []T {
 	}
 	return out
 }
+
+// SetAgentsSchedulable is POST /manager/scheduler/operation
+// (superadmin): op "exclude-agents" takes the agents out of scheduling
+// (running sessions stay), "include-agents" takes them back; 204 No
+// Content. The manager updates the ids it knows and answers
+// InstanceNotFound (404) when any is unknown, the others changed all
+// the same; an id given twice counts as unknown there, so ids are sent
+// once each. Setting a flag is idempotent: the request is retried.
+func (c *Client) SetAgentsSchedulable(ctx context.Context, ids []string, schedulable bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(ids))
+	args := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			args = append(args, id)
+		}
+	}
+	op := "exclude-agents"
+	if schedulable {
+		op = "include-agents"
+	}
+	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/manager/scheduler/operation",
+		Body: map[string]any{"op": op, "args": args}, Idempotent: true}, nil)
+}

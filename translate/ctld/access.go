@@ -56,7 +56,7 @@ func parsePrivateData(s string) uint16 {
 // privateDataFor is the PrivateData scontrol show config gets in version
 // v: the cloud flag is a 22.05-era keyword, ignored from 24.11 on.
 func (c *Controller) privateDataFor(v uint16) uint16 {
-	p := c.private
+	p := uint16(c.private.Load())
 	if v >= codec.V24_11 && p != privateAll {
 		p &^= privateCloud
 	}
@@ -65,7 +65,7 @@ func (c *Controller) privateDataFor(v uint16) uint16 {
 
 // hides reports whether PrivateData flag bit hides data from uid.
 func (c *Controller) hides(bit uint16, uid uint32) bool {
-	return c.private&bit != 0 && !c.isOperator(uid)
+	return uint16(c.private.Load())&bit != 0 && !c.isOperator(uid)
 }
 
 // jobVisible reports whether uid may see job e under PrivateData=jobs.

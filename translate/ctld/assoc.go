@@ -74,7 +74,7 @@ type pairKey struct {
 // halfLife is PriorityDecayHalfLife in seconds (default 7 days; 0: no
 // decay).
 func (c *Controller) halfLife() float64 {
-	if v := c.opt.Conf.Get("PriorityDecayHalfLife", ""); v != "" {
+	if v := c.config().Get("PriorityDecayHalfLife", ""); v != "" {
 		if m, err := conf.ParseTime(v); err == nil && m != conf.Infinite {
 			return float64(m) * 60
 		}

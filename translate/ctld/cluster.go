@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 	"github.com/lablup/slurm-frontend/translate/hostlist"
@@ -31,6 +32,14 @@ type cluster struct {
 	agents map[string]*translate.Agent // agent ID -> the engine's agent
 	topo   *translate.Topology
 	limits map[string]partLimits // by partition name
+	// Node administration (nodeadmin.go): the administrators' node
+	// states, each partition's available nodes, and a number that
+	// changes when which nodes are available changes.
+	admin    map[string]state.NodeAdmin
+	avail    map[string]int
+	anyOut   bool // some node takes no new job
+	availSig string
+	availGen uint64
 }
 
 func newCluster(cfg *conf.Config, topo *translate.Topology) *cluster {
@@ -285,18 +294,22 @@ func (c *Controller) refreshTopology(ctx context.Context) {
 			c.logf("topology: %v (the last one stays)", err)
 			continue
 		}
-		c.setTopology(topo)
+		c.setTopology(topo, last)
 	}
 }
 
-// setTopology publishes topo, and a snapshot with it, if it changed.
-func (c *Controller) setTopology(topo *translate.Topology) {
+// setTopology publishes topo, read from the engine from readAt on, and a
+// snapshot with it, if it changed.
+func (c *Controller) setTopology(topo *translate.Topology, readAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Agents taken out of scheduling or back since the read began: the
+	// read may predate the change.
+	topo = c.nodes.newerThan(topo, readAt)
 	if old := c.cluster(); old != nil && reflect.DeepEqual(old.topo, topo) {
 		return
 	}
-	c.cl.Store(newCluster(c.opt.Conf, topo))
+	c.cl.Store(c.newCluster(topo))
 	c.rebuildWith(time.Now().Unix(), false)
 	c.keepTopology(topo)
 	// Nodes or partitions that came or went change the login nodes'

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
@@ -100,7 +101,7 @@ func TestClusterFromEngine(t *testing.T) {
 		Groups: []translate.ResourceGroup{{Name: "default", IsActive: true, AgentIDs: []string{"i-1", "i-2", "i-3"}},
 			{Name: "gpu", IsActive: true, AgentIDs: []string{"g-1"}}},
 		Agents: []translate.Agent{agent("i-1", "default", 8, 32, 0), lost, drained, full},
-	})
+	}, time.Time{})
 	ns, ps = nodes(), parts()
 	if len(ns) != 4 {
 		t.Fatalf("after a new agent: %d nodes", len(ns))
@@ -119,7 +120,7 @@ func TestClusterFromEngine(t *testing.T) {
 	}
 	// The same topology again is no change: no new snapshot.
 	gen := c.Snapshot().Gen
-	c.setTopology(c.cluster().topo)
+	c.setTopology(c.cluster().topo, time.Time{})
 	if c.Snapshot().Gen != gen {
 		t.Errorf("an unchanged topology made a new snapshot")
 	}

@@ -337,14 +337,14 @@ func uidOf(name string) uint32 {
 
 // buildInfo renders the controller configuration for `scontrol show
 // config` of a release-v client: what that release's slurmctld reports
-// for the frontend's slurm.conf (c.opt.Conf) with its own defaults, except
+// for the frontend's slurm.conf (c.config()) with its own defaults, except
 // where the frontend honestly differs: it is the controller (its host,
 // ports, boot time, next job id), it speaks munge only, selects with
 // cons_tres, orders by priority/basic, keeps no accounting database and
 // runs no preemption, prologs, epilogs, health checks, job_submit or
 // burst-buffer plugins, and has no pid file, log file or plugin directory.
 func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
-	k := slurmConf{cfg: c.opt.Conf, v: v}
+	k := slurmConf{cfg: c.config(), v: v}
 	old := v < codec.V23_11 // "<type>/none" names instead of NULL
 	bi := codec.BuildInfo{
 		LastUpdate: s.ConfUpdate,
@@ -548,7 +548,7 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	}
 	// slurmctld raises MaxNodeCount to the number of configured nodes.
 	bi.MaxNodeCount = k.u32("MaxNodeCount", 0)
-	if c.opt.Conf != nil {
+	if c.config() != nil {
 		bi.MaxNodeCount = max(bi.MaxNodeCount, uint32(len(c.cluster().nodes)))
 	}
 	bi.MaxStepCount = k.u32("MaxStepCount", 40000)

@@ -677,7 +677,7 @@ func (c *Controller) top(req *Request) Reply {
 	if err := m.Decode(&r, req.Version); err != nil {
 		return rcReply(codec.CodeOf(err))
 	}
-	if !c.isOperator(req.UID) && !strings.Contains(c.opt.Conf.Get("SchedulerParameters", ""), "enable_user_top") {
+	if !c.isOperator(req.UID) && !strings.Contains(c.config().Get("SchedulerParameters", ""), "enable_user_top") {
 		return rcReply(codec.ESLURM_ACCESS_DENIED)
 	}
 	c.mu.Lock()

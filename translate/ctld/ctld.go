@@ -46,7 +46,8 @@ type Reply struct {
 	More    []*memfile.Bytes // further pieces of a prebuilt frame, written after Frame
 	MsgType uint16
 	Body    []byte
-	Drop    bool // close without answering (what slurmctld does with undecodable messages)
+	Drop    bool   // close without answering (what slurmctld does with undecodable messages)
+	After   func() // called once the reply is written (slow path only)
 }
 
 // Options configure the controller.
@@ -77,6 +78,14 @@ type Options struct {
 	// Login makes the slurm.conf served to configless login nodes
 	// (REQUEST_CONFIG; configless.go); nil: one from the fields above.
 	Login *LoginConf
+	// Reload reads the config file again (scontrol reconfigure); nil:
+	// reconfigure is not supported.
+	Reload func() (*conf.Config, error)
+	// OnReconfigure is called after a reconfigure took effect (to push
+	// the new config to configless nodes).
+	OnReconfigure func()
+	// Shutdown stops the server (scontrol shutdown), as SIGTERM does.
+	Shutdown func()
 }
 
 // Controller is the frontend's slurmctld.
@@ -98,8 +107,10 @@ type Controller struct {
 	jobs     []*jobEntry
 	counters counters
 	kick     chan struct{}
-	hosts    sync.Map // netip.Addr -> host name (reverse lookups)
-	private  uint16   // PrivateData bits (access.go)
+	hosts    sync.Map                    // netip.Addr -> host name (reverse lookups)
+	private  atomic.Uint32               // PrivateData bits (access.go)
+	cfg      atomic.Pointer[conf.Config] // the config now (opt.Conf until a reconfigure; nodeadmin.go)
+	nodes    nodeAdmin                   // administrators' node states (nodeadmin.go)
 	troubles storeTroubles
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
@@ -128,7 +139,6 @@ type Controller struct {
 	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
 	rebuilds      rebuildStats
 	debugLevel    atomic.Uint32 // scontrol setdebug's level + 1; 0: SlurmctldDebug's
-	confChanged   bool          // the next rebuild publishes a configuration change (c.mu)
 	facts         factCache     // cold entries' partitions for the metrics (metrics.go)
 	cfgless       configless    // configless login nodes: served files, registered sackds (configless.go)
 }
@@ -148,7 +158,11 @@ func topoAgents(t *translate.Topology) []translate.Agent {
 func New(ctx context.Context, opt Options) (*Controller, error) {
 	c := &Controller{opt: opt, started: time.Now(), kick: make(chan struct{}, 1), topoKick: make(chan struct{}, 1), createdAt: map[string]time.Time{}, foreignSkipped: map[translate.SessionID]bool{},
 		grants: map[uint32]chan struct{}{}, pendingGrants: map[uint32]uint16{}, relinquished: map[uint32]bool{}, steps: map[uint32]*jobSteps{}}
-	c.private = parsePrivateData(opt.Conf.Get("PrivateData", ""))
+	c.cfg.Store(opt.Conf)
+	c.private.Store(uint32(parsePrivateData(opt.Conf.Get("PrivateData", ""))))
+	if err := c.loadNodeAdmin(); err != nil {
+		return nil, err
+	}
 	tctx, cancel := context.WithTimeout(ctx, engineTimeout)
 	topo, err := opt.Backend.Topology(tctx)
 	cancel()
@@ -164,7 +178,7 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.cl.Store(newCluster(opt.Conf, topo))
+	c.cl.Store(c.newCluster(topo))
 	// Cold jobs stay in the store: their entries keep nothing of j.
 	entries, err := state.LoadJobs(opt.Store, func(j *state.Job) *jobEntry {
 		if !keepCold(j) {
@@ -255,6 +269,10 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_BATCH_SCRIPT:     (*Controller).batchScript,
 	codec.REQUEST_SET_DEBUG_LEVEL:  (*Controller).setDebugLevel,
 	codec.REQUEST_CONFIG:           (*Controller).configRequest, // configless login nodes (configless.go)
+	// Administration: scontrol update node, reconfigure, shutdown.
+	codec.REQUEST_UPDATE_NODE: (*Controller).updateNode,
+	codec.REQUEST_RECONFIGURE: (*Controller).reconfigure,
+	codec.REQUEST_SHUTDOWN:    (*Controller).shutdown,
 	// Accounting's: sshare, sprio.
 	codec.REQUEST_SHARE_INFO:       (*Controller).shareInfo,
 	codec.REQUEST_PRIORITY_FACTORS: (*Controller).priorityFactors,

@@ -29,9 +29,10 @@ func (c *Controller) setDebugLevel(req *Request) Reply {
 	c.opt.SetDebugLevel(int(level))
 	c.debugLevel.Store(level + 1)
 	c.logf("Set debug level to '%s'", logLevelNames[level])
+	now := time.Now().Unix()
 	c.mu.Lock()
-	c.confChanged = true
-	c.rebuild(time.Now().Unix())
+	c.nodes.confUpdate = now // show config changed
+	c.rebuild(now)
 	c.mu.Unlock()
 	return rcReply(codec.SLURM_SUCCESS)
 }

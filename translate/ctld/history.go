@@ -95,7 +95,7 @@ func (c *Controller) writeHistory() {
 // commonly purge).
 func (c *Controller) historyRetention() time.Duration {
 	days := int64(365)
-	if v := c.opt.Conf.Get("FrontendHistoryRetention", ""); v != "" {
+	if v := c.config().Get("FrontendHistoryRetention", ""); v != "" {
 		if n, err := parseUint32(v); err == nil && n > 0 {
 			days = int64(n)
 		}

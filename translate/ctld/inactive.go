@@ -19,7 +19,7 @@ import (
 
 // inactiveLimit is InactiveLimit in seconds (0: none).
 func (c *Controller) inactiveLimit() int64 {
-	v, err := strconv.ParseInt(c.opt.Conf.Get("InactiveLimit", "0"), 10, 32)
+	v, err := strconv.ParseInt(c.config().Get("InactiveLimit", "0"), 10, 32)
 	if err != nil || v < 0 {
 		return 0
 	}
@@ -27,7 +27,7 @@ func (c *Controller) inactiveLimit() int64 {
 }
 
 func (c *Controller) msgTimeout() int64 {
-	v, err := strconv.ParseInt(c.opt.Conf.Get("MessageTimeout", "10"), 10, 32)
+	v, err := strconv.ParseInt(c.config().Get("MessageTimeout", "10"), 10, 32)
 	if err != nil || v <= 0 {
 		return 10
 	}

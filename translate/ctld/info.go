@@ -370,7 +370,7 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 	ni.CPUsEfctv = n.CPUs
 	ni.Gres, ni.Features, ni.FeaturesAct = n.Gres, n.Features, n.Features
 	ni.SelectPluginID = 109 // select/cons_tres
-	ni.TRESFmtStr = nodeTRES(n, strings.Contains(c.opt.Conf.Get("AccountingStorageTRES", ""), "gres/gpu"))
+	ni.TRESFmtStr = nodeTRES(n, strings.Contains(c.config().Get("AccountingStorageTRES", ""), "gres/gpu"))
 	ni.Arch = "x86_64"
 	ni.OS = "Linux"
 	if a := s.cl.agent(n.Name); a != nil {
@@ -390,13 +390,12 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 	if a := s.alloc[n.Name]; a != nil {
 		cpus, memMB = a.cpus, a.memMB
 	}
+	engineDrain := false
 	if ag := s.cl.agent(n.Name); ag != nil {
 		cpus, memMB = max(cpus, uint32(ag.Occupied.CPU+0.5)), max(memMB, ag.Occupied.Mem>>20)
-		if !ag.Schedulable && ag.Status == translate.AgentAlive && n.State != "DOWN" && n.State != "FUTURE" {
-			n2 := *n
-			n2.State = "DRAIN" // the engine places nothing there
-			n = &n2
-		}
+		// The engine places nothing there (Backend.AI's schedulable
+		// flag): Slurm's drain.
+		engineDrain = !ag.Schedulable && ag.Status == translate.AgentAlive
 	}
 	if (cpus > 0 || memMB > 0) && ni.NodeState == codec.NODE_STATE_IDLE {
 		// Clients show "mix" when fewer than all CPUs are allocated.
@@ -410,9 +409,29 @@ func (c *Controller) nodeInfo(s *Snapshot, n *conf.Node, v uint16) codec.NodeInf
 	case "DOWN":
 		ni.NodeState = codec.NODE_STATE_DOWN
 	case "DRAIN":
-		ni.NodeState = codec.NODE_STATE_IDLE | codec.NODE_STATE_DRAIN
+		engineDrain = true
 	case "FUTURE":
 		ni.NodeState = codec.NODE_STATE_FUTURE
+		engineDrain = false
+	}
+	// What an administrator set (scontrol update): the base state DOWN,
+	// the DRAIN and FAIL flags over the allocation (drained, draining,
+	// failing), and the reason with its user and time.
+	rec, hasRec := s.cl.admin[n.Name]
+	if hasRec && rec.Down {
+		// Its jobs were ended or requeued: slurmctld deallocates the
+		// node at once, whatever the engine still winds down there.
+		ni.NodeState = codec.NODE_STATE_DOWN | ni.NodeState&codec.NODE_STATE_FLAGS
+		ni.AllocCPUs, ni.AllocMemory, ni.AllocTRESFmtStr = 0, 0, ""
+	}
+	if hasRec && rec.Drain || engineDrain && !(hasRec && rec.Unavailable()) {
+		ni.NodeState |= codec.NODE_STATE_DRAIN
+	}
+	if hasRec && rec.Fail {
+		ni.NodeState |= codec.NODE_STATE_FAIL
+	}
+	if hasRec && rec.Reason != "" {
+		ni.Reason, ni.ReasonTime, ni.ReasonUID = rec.Reason, rec.ReasonTime, rec.ReasonUID
 	}
 	return ni
 }

@@ -32,6 +32,10 @@ type jobChunk struct {
 	// volatile: a record here shows other jobs' state (a dependency),
 	// so the chunk is valid for its snapshot only.
 	volatile bool
+	// availGen: a pending job's record shows node availability (its
+	// reason when drained or down nodes keep it waiting): the chunk is
+	// valid while the cluster's availGen is this (0: no pending job).
+	availGen uint64
 }
 
 // same reports whether c encodes exactly group (the same immutable
@@ -156,7 +160,8 @@ func (s *Snapshot) buildRecords(jr *jobRecords, v uint16, echo int) {
 		for pi < len(prev) && prev[pi].key < key {
 			pi++
 		}
-		if pi < len(prev) && prev[pi].key == key && prev[pi].same(group) {
+		if pi < len(prev) && prev[pi].key == key && prev[pi].same(group) &&
+			(prev[pi].availGen == 0 || prev[pi].availGen == s.cl.availGen) {
 			chunks = append(chunks, prev[pi])
 		} else {
 			work = append(work, todo{at: len(chunks), key: key, group: group})
@@ -240,6 +245,9 @@ func (s *Snapshot) encodeChunk(key uint32, group []*jobEntry, v uint16, flags ui
 		j := cr.view(e)
 		if j.Dependency != "" {
 			c.volatile = true
+		}
+		if codec.JobIsPending(j.State) {
+			c.availGen = s.cl.availGen
 		}
 		// A detail record must derive from the job alone (or mark the
 		// chunk volatile): chunks are shared while their jobs do not change.

@@ -51,10 +51,10 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 			ji.ArrayMaxTasks = a.limit
 		}
 	}
-	if !j.Requeue {
+	if j.NoRequeue {
 		// slurmctld reports the cluster default (JobRequeue=1) unless
-		// the job said --no-requeue; we store the choice as given.
-		ji.Requeue = 1
+		// the job said --no-requeue.
+		ji.Requeue = 0
 	}
 	if j.MailUser == "" {
 		ji.MailUser = j.UserName
@@ -117,6 +117,30 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		// Without accounting a job has no QOS record: slurmctld shows
 		// none, except that 24.11+ show a pending job's requested one.
 		ji.QOS = ""
+	}
+	if codec.JobIsPending(j.State) && (j.Reason == codec.WAIT_PRIORITY || j.Reason == codec.WAIT_RESOURCES) {
+		// An eligible job its nodes keep from running (drained, down):
+		// what slurmctld's scheduler says of it (nodeadmin.go). Records
+		// of pending jobs are encoded again when node availability
+		// changes (jobChunk.availGen).
+		if r, desc, ok := s.cl.blockedReason(j, v); ok {
+			ji.StateReason, ji.StateDesc = r, desc
+		}
+	}
+	if j.State&codec.JOB_STATE_BASE == codec.JOB_NODE_FAIL && j.Reason == codec.FAIL_DOWN_NODE {
+		if v >= codec.V23_02 {
+			// The node that failed (slurmctld's failed_node): the
+			// job's first, where it ran its batch script.
+			ji.FailedNode = j.BatchHost
+			if ji.FailedNode == "" {
+				ji.FailedNode, _, _ = strings.Cut(j.Nodes, ",")
+			}
+		}
+		if v >= codec.V24_11 {
+			// 24.11+ end a job on a failed node with exit code 1;
+			// before, its batch script's end status stands.
+			ji.ExitCode = 1
+		}
 	}
 	if j.Reason == codec.FAIL_SIGNAL {
 		if v < codec.V23_02 {

@@ -39,6 +39,7 @@ func (c *Controller) Start(ctx context.Context) {
 	}
 	go c.consumeEvents(ctx)
 	go c.refreshTopology(ctx)
+	go c.reconcileSchedulable(ctx)
 	go c.watchStepLimits(ctx)
 	go c.watchInactive(ctx)
 	go c.purgeHistoryLoop(ctx.Done())
@@ -592,14 +593,14 @@ func (c *Controller) sessionSpec(j *state.Job, sc *state.Script, tasks *arrayRan
 		}
 		spec.StdOut = expandPath(pat, j)
 	}
-	if mem == 0 && c.opt.Conf.Get("DefMemPerNode", "") == "" && c.opt.Conf.Get("DefMemPerCPU", "") == "" {
+	if mem == 0 && c.config().Get("DefMemPerNode", "") == "" && c.config().Get("DefMemPerCPU", "") == "" {
 		// No --mem and no default: slurmctld gives the job every node's
 		// whole memory (CR_Core_Memory), so it shares no node.
 		spec.AllMemory = true
 	} else if mem == 0 {
-		if v, err := strconv.ParseUint(c.opt.Conf.Get("DefMemPerNode", "0"), 10, 64); err == nil && v > 0 {
+		if v, err := strconv.ParseUint(c.config().Get("DefMemPerNode", "0"), 10, 64); err == nil && v > 0 {
 			spec.MemPerNodeMB = v
-		} else if v, err := strconv.ParseUint(c.opt.Conf.Get("DefMemPerCPU", "0"), 10, 64); err == nil {
+		} else if v, err := strconv.ParseUint(c.config().Get("DefMemPerCPU", "0"), 10, 64); err == nil {
 			spec.MemPerNodeMB = v * uint64(spec.CPUsPerNode)
 		}
 	}
@@ -638,7 +639,7 @@ func sessionShape(j *state.Job) translate.SessionSpec {
 const openModeAppend = 1
 
 func (c *Controller) killWait() int {
-	if v, err := strconv.Atoi(c.opt.Conf.Get("KillWait", "30")); err == nil {
+	if v, err := strconv.Atoi(c.config().Get("KillWait", "30")); err == nil {
 		return v
 	}
 	return 30
@@ -791,8 +792,17 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 			defer c.grantLater(&j) // after the swap below: the record is the running one
 		}
 	case translate.SessionTerminating:
+		if nodeFailed(&j) {
+			return // ended when its node went DOWN: not completing
+		}
 		j.State |= codec.JOB_COMPLETING
 	case translate.SessionTerminated, translate.SessionCancelled, translate.SessionError:
+		if nodeFailed(&j) {
+			// Ended when its node was set DOWN (nodeadmin.go): the
+			// session's end adds its exit status only.
+			j.ExitCode = uint32(ev.ExitCode&0xff)<<8 | uint32(ev.Signal&0x7f)
+			break
+		}
 		if codec.JobIsFinished(j.State) && j.State&codec.JOB_COMPLETING == 0 {
 			return
 		}
@@ -958,7 +968,7 @@ func (c *Controller) purgeFinished(now int64) bool {
 	}
 	c.purgedAt = now
 	age := int64(300)
-	if v, err := strconv.ParseInt(c.opt.Conf.Get("MinJobAge", "300"), 10, 64); err == nil {
+	if v, err := strconv.ParseInt(c.config().Get("MinJobAge", "300"), 10, 64); err == nil {
 		age = v
 	}
 	if age <= 0 {

@@ -23,7 +23,7 @@ const (
 
 // mailProg is the configured MailProg if it can run, else "".
 func (c *Controller) mailProg() string {
-	p := c.opt.Conf.Get("MailProg", "/bin/mail") // slurmctld's default
+	p := c.config().Get("MailProg", "/bin/mail") // slurmctld's default
 	if p == "" {
 		return ""
 	}

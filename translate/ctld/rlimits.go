@@ -18,8 +18,8 @@ var rlimitNames = []string{"CPU", "FSIZE", "DATA", "STACK", "CORE", "RSS", "NPRO
 // Unknown names make slurmd refuse the file; here they are ignored.
 func (c *Controller) propagatedRlimits() map[string]bool {
 	set := map[string]bool{}
-	list, in := c.opt.Conf.Get("PropagateResourceLimits", "ALL"), true
-	if except := c.opt.Conf.Get("PropagateResourceLimitsExcept", ""); except != "" {
+	list, in := c.config().Get("PropagateResourceLimits", "ALL"), true
+	if except := c.config().Get("PropagateResourceLimitsExcept", ""); except != "" {
 		list, in = except, false
 	}
 	switch list {

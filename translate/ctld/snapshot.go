@@ -224,18 +224,14 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 	} else {
 		s.Gen = old.Gen + 1
 		// Node allocation follows the jobs, so nodes change with them.
-		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, old.PartsUpdate, old.ConfUpdate
+		s.JobsUpdate, s.NodesUpdate, s.PartsUpdate, s.ConfUpdate = now, now, old.PartsUpdate, max(old.ConfUpdate, c.nodes.confUpdate)
 		if !jobs {
 			s.JobsUpdate = old.JobsUpdate
 		}
 		if old.cl != cl {
 			s.PartsUpdate = now
 		}
-		if c.confChanged {
-			s.ConfUpdate = now
-		}
 	}
-	c.confChanged = false
 	s.built = time.Now()
 	c.rebuilds.record(s.built.Sub(start))
 	c.snap.Store(s)

@@ -140,7 +140,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		j.Nice = codec.NiceFromWire(d.Nice)
 	}
 	if d.Requeue != codec.NoVal16 {
-		j.Requeue = d.Requeue == 1
+		j.Requeue, j.NoRequeue = d.Requeue == 1, d.Requeue == 0
 	}
 	if d.Shared == 0 {
 		j.Exclusive = true
@@ -357,7 +357,7 @@ func (c *Controller) hostName(ip [4]byte) string {
 
 // maxArraySize is MaxArraySize (slurmctld's default 1001).
 func (c *Controller) maxArraySize() uint32 {
-	v, err := strconv.ParseUint(c.opt.Conf.Get("MaxArraySize", "1001"), 10, 32)
+	v, err := strconv.ParseUint(c.config().Get("MaxArraySize", "1001"), 10, 32)
 	if err != nil || v == 0 {
 		return 1001
 	}
@@ -583,7 +583,7 @@ const (
 // in the store and in the engine's spool). SchedulerParameters
 // max_script_size= and max_submit_line_size= change two of the bounds.
 func (c *Controller) testJobDescFields(d *codec.JobDesc, v uint16) error {
-	sp := c.opt.Conf.Get("SchedulerParameters", "")
+	sp := c.config().Get("SchedulerParameters", "")
 	maxScript := schedParamInt(sp, "max_script_size=", defaultMaxScript)
 	maxLine := schedParamInt(sp, "max_submit_line_size=", defaultMaxSubmitLine)
 	fields := []struct {

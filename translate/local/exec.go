@@ -152,6 +152,8 @@ func newExecutor(cfg *conf.Config, o *options) (*executor, error) {
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		evWake: make(chan struct{}, 1), out: make(chan translate.SessionEvent),
 	}
+	// Nodes drained before a restart stay so from the first pass on.
+	x.pl.setHeld(loadUnschedulable(o.spool))
 	// Descriptors this server inherited without close-on-exec must not
 	// reach the shims (and through them the jobs).
 	cloexecFrom(3)

@@ -87,6 +87,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lablup/slurm-frontend/translate"
@@ -95,7 +96,9 @@ import (
 
 // Engine is the embedded engine.
 type Engine struct {
-	cfg  *conf.Config
+	mu   sync.Mutex      // cfg and off (admin.go)
+	cfg  *conf.Config    // replaced whole by Reconfigure
+	off  map[string]bool // nodes out of scheduling (admin.go)
 	boot int64
 	x    *executor // nil without a spool directory
 	xErr error     // why the executor could not start
@@ -137,7 +140,7 @@ func New(cfg *conf.Config, opts ...Option) *Engine {
 	if len(cfg.Nodes) == 0 {
 		AddThisHost(cfg)
 	}
-	e := &Engine{cfg: cfg, boot: bootTime()}
+	e := &Engine{cfg: cfg, boot: bootTime(), off: map[string]bool{}}
 	o := &options{shim: []string{"/proc/self/exe", "shim"}, retention: 7 * 24 * time.Hour}
 	for _, f := range opts {
 		f(o)
@@ -149,6 +152,7 @@ func New(cfg *conf.Config, opts ...Option) *Engine {
 		o.log = log.New(io.Discard, "", 0)
 	}
 	if o.spool != "" {
+		e.off = loadUnschedulable(o.spool)
 		e.x, e.xErr = newExecutor(cfg, o)
 		if e.xErr != nil {
 			o.log.Printf("embedded engine: cannot run sessions: %v", e.xErr)
@@ -196,9 +200,12 @@ func (e *Engine) Name() string { return "local" }
 // exactly one resource group; Slurm nodes may be in several, which the
 // frontend's partition view keeps from the config).
 func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
+	e.mu.Lock()
+	cfg, off := e.cfg, e.off
+	e.mu.Unlock()
 	t := &translate.Topology{}
 	owner := map[string]string{}
-	for _, p := range e.cfg.Partitions {
+	for _, p := range cfg.Partitions {
 		g := translate.ResourceGroup{Name: p.Name, IsActive: p.State == "UP"}
 		for _, n := range p.Nodes {
 			if _, ok := owner[n]; !ok {
@@ -214,10 +221,10 @@ func (e *Engine) Topology(ctx context.Context) (*translate.Topology, error) {
 	if e.x != nil {
 		used = e.x.occupied()
 	}
-	for _, n := range e.cfg.Nodes {
+	for _, n := range cfg.Nodes {
 		a := translate.Agent{
 			ID: n.Name, Addr: n.Addr, ResourceGroup: owner[n.Name], Status: translate.AgentAlive,
-			Schedulable: n.State != "DOWN" && n.State != "DRAIN" && n.State != "FUTURE",
+			Schedulable: n.State != "DOWN" && n.State != "DRAIN" && n.State != "FUTURE" && !off[n.Name],
 			Arch:        runtime.GOARCH, Sockets: n.Sockets, CoresPerSocket: n.CoresPerSocket,
 			ThreadsPerCore: n.ThreadsPerCore, Boards: n.Boards, BootTime: e.boot,
 			Capacity: translate.Slots{CPU: float64(n.CPUs), Mem: n.RealMemory << 20, GPUs: gresGPUs(n.Gres)},

@@ -34,6 +34,7 @@ type nodeSlot struct {
 	gpus    int
 	weight  uint32
 	usable  bool
+	held    bool // out of scheduling (drained): takes nothing new, for now
 	usedCPU uint32
 	usedMem uint64
 	gpuBusy []bool
@@ -222,7 +223,7 @@ func (p *placer) place(spec *translate.SessionSpec, blocked map[string]bool) ([]
 		return out
 	}
 	free := func(n *nodeSlot) bool {
-		if blocked[n.name] || n.excl {
+		if blocked[n.name] || n.excl || n.held {
 			return false
 		}
 		if spec.Exclusive {

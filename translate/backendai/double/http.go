@@ -79,6 +79,8 @@ func (d *Double) routes() []route {
 		// fair_share/registry.py (superadmin_required, checked by the handlers)
 		{"POST", sp("fair-share/users/search"), a, d.hSearchUserFairShares},
 		{"GET", sp("fair-share/users/{resource_group}/{project_id}/{user_uuid}"), a, d.hGetUserFairShare},
+		// manager/registry.py (superadmin_required, checked by the handler)
+		{"POST", sp("manager/scheduler/operation"), a, d.hSchedulerOps},
 	}
 }
 

@@ -2,6 +2,7 @@ package double
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"time"
 )
@@ -450,4 +451,105 @@ func (d *Double) PurgeTerminated() int {
 	}
 	d.sessSeq = keep
 	return n
+}
+
+// POST /manager/scheduler/operation (api/rest/manager/handler.py
+// perform_scheduler_ops, superadmin_required): {"op": "include-agents" |
+// "exclude-agents", "args": [agent ids]} sets the agents' schedulable
+// flag (services/manager_admin/service.py). The update covers the ids
+// that exist; if it touched fewer rows than ids were given (an unknown
+// id, or one given twice), the answer is InstanceNotFound, the update
+// made all the same. 204 otherwise.
+func (d *Double) hSchedulerOps(c *rctx) (*response, *problem) {
+	if p := superadminOnly(c); p != nil {
+		return nil, p
+	}
+	m, p := c.jsonBody()
+	if p != nil {
+		return nil, p
+	}
+	var errs fieldErrs
+	op, hasOp := m["op"]
+	opStr, isStr := op.(string)
+	switch {
+	case !hasOp:
+		errs.add("op", "missing", "Field required", m)
+	case !isStr:
+		errs.add("op", "string_type", "Input should be a valid string", op)
+	}
+	args, hasArgs := m["args"]
+	if !hasArgs {
+		errs.add("args", "missing", "Field required", m)
+	}
+	if len(errs) > 0 {
+		return nil, validationProblem("SchedulerOpsRequest", errs)
+	}
+	var enum string
+	switch opStr {
+	case "include-agents":
+		enum = "SchedulerOps.INCLUDE_AGENTS"
+	case "exclude-agents":
+		enum = "SchedulerOps.EXCLUDE_AGENTS"
+	default:
+		// SchedulerOps(op) raises ValueError, which the exception
+		// middleware turns into InternalServerError.
+		return nil, internalError()
+	}
+	// trafaret t.List(t.String): a list of non-blank strings.
+	list, ok := args.([]any)
+	var ids []string
+	var bad any
+	if !ok {
+		bad = "value is not a list"
+	} else {
+		perItem := map[string]any{}
+		for i, v := range list {
+			s, isS := v.(string)
+			switch {
+			case !isS:
+				perItem[fmt.Sprint(i)] = "value is not a string"
+			case s == "":
+				perItem[fmt.Sprint(i)] = "blank value is not allowed"
+			default:
+				ids = append(ids, s)
+			}
+		}
+		if len(perItem) > 0 {
+			bad = perItem
+		}
+	}
+	if bad != nil {
+		return nil, errInvalidAPIParams.withData(strp("Input validation failed for args with "+enum), bad)
+	}
+	on := opStr == "include-agents"
+	d.mu.Lock()
+	rows := 0
+	seen := map[string]bool{}
+	for _, id := range ids {
+		a := d.agents[id]
+		if a == nil || seen[id] {
+			continue
+		}
+		seen[id] = true
+		rows++
+		a.schedulable = on
+		a.rg.scheduleNeeded = true
+	}
+	d.mu.Unlock()
+	if rows < len(ids) {
+		return nil, objectNotFound("agent instance", "instance_read_not-found", nil, nil)
+	}
+	return &response{status: http.StatusNoContent, raw: []byte{}}, nil
+}
+
+// AgentSchedulable reports an agent's schedulable flag (ok false: no
+// such agent).
+func (d *Double) AgentSchedulable(id string) (schedulable, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a := d.agents[id]
+	if a == nil {
+		return false, false
+	}
+	return a.schedulable, true
 }
