@@ -46,7 +46,7 @@ func (a *MungeAuth) Verify(cred []byte, msgType uint16, body []byte) (uint32, ui
 // Replay reports the replay cache's entries and the unexpired
 // credentials it had to forget early because it was full.
 func (a *MungeAuth) Replay() (entries, evicted uint64) {
-	return a.v.Remembered(), a.v.Evicted()
+	return a.v.ReplayCounts()
 }
 
 // Sign makes a reply credential restricted to forUID, with an empty

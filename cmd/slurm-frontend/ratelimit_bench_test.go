@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	crand "crypto/rand"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -61,16 +58,14 @@ type stormResult struct {
 	started                          float64
 }
 
-// stormRun times the victim's squeue (user nobody, about one a second,
-// within their limit) in four alternating windows: idle, storm, idle,
-// storm. The storm: user slurm in ten loops, each starting a squeue
-// every 400 ms (2 RPCs each: 50 RPC/s offered, ten times the rate);
-// a loop whose squeue is backed off waits for it as a script would.
-func stormRun(b *testing.B, f *frontend) stormResult {
-	const loops, pace, samples = 10, 400 * time.Millisecond, 15
+// sideBySide times the victim's squeue (user nobody, about one a
+// second, within their own limit) in four alternating windows: idle,
+// storm, idle, storm. storm starts the storm's loops (each calls its
+// function until ctx ends); sideBySide waits for every loop's last
+// request to finish (none is abandoned) and fills res's percentiles.
+func sideBySide(b *testing.B, f *frontend, res *stormResult, loops int, pace time.Duration, request func(loop, n int)) {
+	const samples = 15
 	victim := f.as(b).user("nobody")
-	stormer := f.as(b).user("slurm").within(5 * time.Minute)
-	var res stormResult
 	time1 := func() float64 {
 		start := time.Now()
 		if out, errs, code := victim.run("24.11", "squeue"); code != 0 || !strings.Contains(out, "JOBID") {
@@ -88,6 +83,8 @@ func stormRun(b *testing.B, f *frontend) stormResult {
 			}
 			continue
 		}
+		// Each loop paces its requests and waits out its back-offs, as
+		// a script's loop would.
 		ctx, stop := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var started atomic.Int64
@@ -97,18 +94,9 @@ func stormRun(b *testing.B, f *frontend) stormResult {
 			go func() {
 				defer wg.Done()
 				next := time.Now()
-				for ctx.Err() == nil {
+				for n := 0; ctx.Err() == nil; n++ {
 					started.Add(1)
-					out, errs, code := stormer.run("24.11", "squeue", "-v")
-					switch {
-					case code != 0 || !strings.Contains(out, "JOBID"):
-						atomic.AddInt64(&res.failed, 1)
-					default:
-						atomic.AddInt64(&res.done, 1)
-					}
-					if strings.Contains(errs, "RPC rate limited") {
-						atomic.AddInt64(&res.backedOff, 1)
-					}
+					request(l, n)
 					next = next.Add(pace)
 					if d := time.Until(next); d > 0 {
 						time.Sleep(d)
@@ -126,7 +114,7 @@ func stormRun(b *testing.B, f *frontend) stormResult {
 		stop()
 		// The mean of the two storm windows.
 		res.started += float64(started.Load()) / time.Since(t0).Seconds() / 2
-		wg.Wait() // every stormer squeue finishes: none is abandoned
+		wg.Wait()
 	}
 	pct := func(xs []float64, p float64) float64 {
 		s := slices.Clone(xs)
@@ -135,6 +123,24 @@ func stormRun(b *testing.B, f *frontend) stormResult {
 	}
 	res.idle50, res.idle90 = pct(idle, 0.5), pct(idle, 0.9)
 	res.storm50, res.storm90 = pct(storm, 0.5), pct(storm, 0.9)
+}
+
+// stormRun: user slurm in ten loops, each starting a stock squeue every
+// 400 ms (2 RPCs each: 50 RPC/s offered, ten times the rate).
+func stormRun(b *testing.B, f *frontend) stormResult {
+	stormer := f.as(b).user("slurm").within(5 * time.Minute)
+	var res stormResult
+	sideBySide(b, f, &res, 10, 400*time.Millisecond, func(int, int) {
+		out, errs, code := stormer.run("24.11", "squeue", "-v")
+		if code != 0 || !strings.Contains(out, "JOBID") {
+			atomic.AddInt64(&res.failed, 1)
+		} else {
+			atomic.AddInt64(&res.done, 1)
+		}
+		if strings.Contains(errs, "RPC rate limited") {
+			atomic.AddInt64(&res.backedOff, 1)
+		}
+	})
 	return res
 }
 
@@ -163,11 +169,12 @@ func BenchmarkRateLimitHostStorm(b *testing.B) {
 	}
 }
 
-// hostStormRun: the victim as in stormRun; the storm is offered RPCs a
-// second from 127.0.0.2, each as one of 1,000 users, each retried after
-// a back-off answer the way a stock client does (sleep 1 s, 2 s, ...).
+// hostStormRun: offered RPCs a second of squeue's REQUEST_JOB_INFO from
+// 127.0.0.2 in ten loops, each request as one of 1,000 users, each
+// retried after a back-off answer the way a stock client does (sleep
+// 1 s, 2 s, ...).
 func hostStormRun(b *testing.B, f *frontend, offered int) stormResult {
-	const samples = 15
+	const loops = 10
 	m, err := bench.NewMinter("/etc/munge/munge.key")
 	if err != nil {
 		b.Fatal(err)
@@ -175,113 +182,30 @@ func hostStormRun(b *testing.B, f *frontend, offered int) stormResult {
 	addr := fmt.Sprintf("127.0.0.1:%d", f.port)
 	var w codec.Writer
 	(&codec.JobInfoRequest{}).Encode(&w, codec.V24_11)
-	body := w.B
-	victim := f.as(b).user("nobody")
 	var res stormResult
-	time1 := func() float64 {
-		start := time.Now()
-		if out, errs, code := victim.run("24.11", "squeue"); code != 0 || !strings.Contains(out, "JOBID") {
-			b.Fatalf("victim's squeue: exit %d\n%s%s", code, out, errs)
-		}
-		return float64(time.Since(start).Microseconds()) / 1000
-	}
-	// one sends one request from 127.0.0.2 and returns its RC (0 for a
-	// listing).
-	one := func(uid uint32) (uint32, error) {
+	sideBySide(b, f, &res, loops, time.Second*loops/time.Duration(offered), func(loop, n int) {
 		mm := *m
-		mm.UID, mm.GID = uid, uid
-		raw, err := mm.Frame(nil, crand.Reader, codec.REQUEST_JOB_INFO, munge.UIDAny, body)
-		if err != nil {
-			return 0, err
-		}
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 10 * time.Second}
-		c, err := d.Dial("tcp4", addr)
-		if err != nil {
-			return 0, err
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(20 * time.Second))
-		if _, err := c.Write(raw); err != nil {
-			return 0, err
-		}
-		var hdr [4]byte
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
-			return 0, err
-		}
-		rest := make([]byte, binary.BigEndian.Uint32(hdr[:]))
-		if _, err := io.ReadFull(c, rest); err != nil {
-			return 0, err
-		}
-		var fr codec.Frame
-		if err := codec.DecodeFrame(append(hdr[:], rest...), &fr); err != nil {
-			return 0, err
-		}
-		if fr.MsgType == codec.RESPONSE_SLURM_RC {
-			return binary.BigEndian.Uint32(fr.Body), nil
-		}
-		return 0, nil
-	}
-	var idle, storm []float64
-	for win := 0; win < 4; win++ {
-		if win%2 == 0 {
-			time.Sleep(3 * time.Second)
-			for i := 0; i < samples; i++ {
-				idle = append(idle, time1())
-				time.Sleep(time.Second)
+		mm.UID = uint32(20000 + (n*loops+loop)%1000)
+		mm.GID = mm.UID
+		for tries := 1; ; tries++ {
+			raw, err := mm.Frame(nil, crand.Reader, codec.REQUEST_JOB_INFO, munge.UIDAny, w.B)
+			if err != nil {
+				b.Fatal(err)
 			}
-			continue
+			rep, err := rpcFrom("127.0.0.2", addr, raw)
+			switch {
+			case err == nil && rep.MsgType == codec.RESPONSE_JOB_INFO:
+				atomic.AddInt64(&res.done, 1)
+				return
+			case err != nil || rcOfFrame(rep) != codec.SLURMCTLD_COMMUNICATIONS_BACKOFF:
+				atomic.AddInt64(&res.failed, 1)
+				return
+			}
+			if tries == 1 {
+				atomic.AddInt64(&res.backedOff, 1)
+			}
+			time.Sleep(time.Duration(tries) * time.Second)
 		}
-		// Ten loops, each pacing its requests to a tenth of the offered
-		// rate and waiting out its back-offs, as a script's would.
-		ctx, stop := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		const loops = 10
-		pace := time.Second * loops / time.Duration(offered)
-		for l := 0; l < loops; l++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				next := time.Now()
-				for n := uint32(l); ctx.Err() == nil; n += loops {
-					uid := 20000 + n%1000
-					for tries := 1; ; tries++ {
-						rc, err := one(uid)
-						if err != nil || (rc != 0 && rc != codec.SLURMCTLD_COMMUNICATIONS_BACKOFF) {
-							atomic.AddInt64(&res.failed, 1)
-							break
-						}
-						if rc == 0 {
-							atomic.AddInt64(&res.done, 1)
-							break
-						}
-						if tries == 1 {
-							atomic.AddInt64(&res.backedOff, 1)
-						}
-						time.Sleep(time.Duration(tries) * time.Second)
-					}
-					next = next.Add(pace)
-					if d := time.Until(next); d > 0 {
-						time.Sleep(d)
-					} else {
-						next = time.Now()
-					}
-				}
-			}()
-		}
-		time.Sleep(2 * time.Second)
-		for i := 0; i < samples; i++ {
-			storm = append(storm, time1())
-			time.Sleep(time.Second)
-		}
-		stop()
-		wg.Wait()
-	}
-	pct := func(xs []float64, p float64) float64 {
-		s := slices.Clone(xs)
-		slices.Sort(s)
-		return s[int(p*float64(len(s)-1))]
-	}
-	res.idle50, res.idle90 = pct(idle, 0.5), pct(idle, 0.9)
-	res.storm50, res.storm90 = pct(storm, 0.5), pct(storm, 0.9)
+	})
 	return res
 }

@@ -135,29 +135,11 @@ func TestRateLimitPerHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
-		c, err := d.Dial("tcp4", addr)
-		if err != nil {
-			t.Fatal(err)
+		rep, err := rpcFrom(from, addr, raw)
+		if err != nil || rep.MsgType != codec.RESPONSE_SLURM_RC {
+			t.Fatalf("ping from %s: %v, reply %d", from, err, rep.MsgType)
 		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.Write(raw); err != nil {
-			t.Fatal(err)
-		}
-		var hdr [4]byte
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
-			t.Fatalf("ping from %s: %v", from, err)
-		}
-		rest := make([]byte, binary.BigEndian.Uint32(hdr[:]))
-		if _, err := io.ReadFull(c, rest); err != nil {
-			t.Fatal(err)
-		}
-		var fr codec.Frame
-		if err := codec.DecodeFrame(append(hdr[:], rest...), &fr); err != nil || fr.MsgType != codec.RESPONSE_SLURM_RC {
-			t.Fatalf("reply: %v %d", err, fr.MsgType)
-		}
-		return binary.BigEndian.Uint32(fr.Body)
+		return rcOfFrame(rep)
 	}
 	if rc := ping("127.0.0.2"); rc != 0 {
 		t.Fatalf("first ping from 127.0.0.2: rc %d", rc)
@@ -239,4 +221,38 @@ func TestReconfigureRateLimitsAndLevel(t *testing.T) {
 	if n := burst(); n == 0 {
 		t.Errorf("the limits were dropped by a refused reconfigure")
 	}
+}
+
+// rpcFrom sends one request frame to addr from the local address from
+// (another host, as the per-host limit sees it) and returns the reply.
+func rpcFrom(from, addr string, frame []byte) (codec.Frame, error) {
+	var fr codec.Frame
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	c, err := d.Dial("tcp4", addr)
+	if err != nil {
+		return fr, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write(frame); err != nil {
+		return fr, err
+	}
+	var hdr [4]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return fr, err
+	}
+	rest := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+	if _, err := io.ReadFull(c, rest); err != nil {
+		return fr, err
+	}
+	err = codec.DecodeFrame(append(hdr[:], rest...), &fr)
+	return fr, err
+}
+
+// rcOfFrame is a RESPONSE_SLURM_RC's code (0 for another reply).
+func rcOfFrame(f codec.Frame) uint32 {
+	if f.MsgType != codec.RESPONSE_SLURM_RC || len(f.Body) < 4 {
+		return 0
+	}
+	return binary.BigEndian.Uint32(f.Body)
 }

@@ -143,34 +143,22 @@ func (v *Verifier) Verify(armored []byte, c *Cred) error {
 	return nil
 }
 
-// Remembered reports how many credentials the replay cache holds (those
-// not yet expired, or not yet found expired).
-func (v *Verifier) Remembered() uint64 {
-	if v.replay == nil {
-		return 0
-	}
-	var n uint64
-	for i := range v.replay.shards {
-		s := &v.replay.shards[i]
-		s.mu.Lock()
-		n += uint64(s.n)
-		s.mu.Unlock()
-	}
-	return n
-}
-
 // Evicted reports how many unexpired credentials were forgotten early
 // because the cache was full (0 unless the site outruns its capacity).
-func (v *Verifier) Evicted() uint64 {
+func (v *Verifier) Evicted() uint64 { _, e := v.ReplayCounts(); return e }
+
+// ReplayCounts reports how many credentials the replay cache holds
+// (those not yet expired, or not yet found expired) and Evicted.
+func (v *Verifier) ReplayCounts() (entries, evicted uint64) {
 	if v.replay == nil {
-		return 0
+		return 0, 0
 	}
-	var n uint64
 	for i := range v.replay.shards {
 		s := &v.replay.shards[i]
 		s.mu.Lock()
-		n += s.evicted
+		entries += uint64(s.n)
+		evicted += s.evicted
 		s.mu.Unlock()
 	}
-	return n
+	return entries, evicted
 }

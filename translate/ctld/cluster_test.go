@@ -44,26 +44,7 @@ func TestClusterFromEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := func() map[string]codec.NodeInfo {
-		t.Helper()
-		w := codec.Writer{}
-		(&codec.NodeInfoRequest{}).Encode(&w, codec.V24_11)
-		rep := serve(c, &Request{Version: codec.V24_11, MsgType: codec.REQUEST_NODE_INFO, Body: w.B})
-		var f codec.Frame
-		if err := codec.DecodeFrame(joined(rep), &f); err != nil {
-			t.Fatal(err)
-		}
-		var m codec.NodeInfoMsg
-		r := codec.NewReader(f.Body)
-		if err := m.Decode(&r, codec.V24_11); err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]codec.NodeInfo{}
-		for _, n := range m.Nodes {
-			out[n.Name] = n
-		}
-		return out
-	}
+	nodes := func() map[string]codec.NodeInfo { return nodeInfos(t, c) }
 	parts := func() map[string]codec.PartitionInfo {
 		t.Helper()
 		w := codec.Writer{}
