@@ -98,7 +98,7 @@ func (p Path) String() string {
 // Observer sees every answered RPC (the metrics endpoint's latency
 // histograms); it is called on the event loops and must not block.
 type Observer interface {
-	Observe(msgType, version uint16, path Path, d time.Duration)
+	Observe(msgType, version uint16, uid uint32, path Path, d time.Duration)
 }
 
 // Logger is the small logging surface edge needs.

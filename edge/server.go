@@ -582,7 +582,7 @@ func (s *Server) record(req *Request, path Path, start time.Time) {
 	d := time.Since(start)
 	s.stats.Record(req.MsgType, req.UID, d)
 	if s.cfg.Observer != nil {
-		s.cfg.Observer.Observe(req.MsgType, req.Version, path, d)
+		s.cfg.Observer.Observe(req.MsgType, req.Version, req.UID, path, d)
 	}
 	if l := s.cfg.Slog; l != nil && l.Enabled(context.Background(), slog.LevelDebug) {
 		l.LogAttrs(context.Background(), slog.LevelDebug, "rpc",

@@ -236,7 +236,7 @@ func serve(args []string) error {
 	}()
 	var hub *metricsHub
 	if s.metricsListen != "" {
-		hub = newMetricsHub()
+		hub = newMetricsHub(strings.EqualFold(s.cfg.Get("FrontendMetricsUserHistograms", "no"), "yes"))
 		s.engineObserve = hub.observeEngine
 	}
 	engine, exec, closeEngine, err := openEngine(s, logger)

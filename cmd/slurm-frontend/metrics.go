@@ -43,6 +43,13 @@ type metricsHub struct {
 	mu    sync.Mutex                           // creates rpc entries and engine ops
 	eng   sync.Map                             // op -> *engineOp
 	start time.Time
+	// byUser: latency histograms per user, when the operator asks for
+	// them (FrontendMetricsUserHistograms=yes): a series per user and
+	// bucket is more than most sites want in Prometheus, so by default
+	// users get sdiag's count and total time only.
+	byUser   bool
+	userMu   sync.RWMutex
+	userHist map[uint32]*userHist
 
 	// Scrape-time sources (nil: not this deployment's).
 	srv   *edge.Server
@@ -71,12 +78,37 @@ var rpcBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, 
 // session creation.
 var engineBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-func newMetricsHub() *metricsHub {
-	return &metricsHub{set: metrics.NewSet(), start: time.Now()}
+func newMetricsHub(byUser bool) *metricsHub {
+	return &metricsHub{set: metrics.NewSet(), start: time.Now(), byUser: byUser, userHist: map[uint32]*userHist{}}
+}
+
+// userBuckets: coarser than rpcBuckets, since there is a series per
+// user.
+var userBuckets = [...]time.Duration{100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
+	100 * time.Millisecond, time.Second, 10 * time.Second}
+
+// userHist is one user's latency histogram, kept here and written at
+// scrape time: the user's name is looked up there, off the event loops
+// (a lookup may go to LDAP).
+type userHist struct {
+	buckets [len(userBuckets) + 1]atomic.Uint64 // the last: above every bound
+	sumNs   atomic.Uint64
+}
+
+func (h *userHist) update(d time.Duration) {
+	i := 0
+	for i < len(userBuckets) && d > userBuckets[i] {
+		i++
+	}
+	h.buckets[i].Add(1)
+	h.sumNs.Add(uint64(d))
 }
 
 // Observe records one answered RPC (edge.Observer; event loops).
-func (m *metricsHub) Observe(msgType, version uint16, path edge.Path, d time.Duration) {
+func (m *metricsHub) Observe(msgType, version uint16, uid uint32, path edge.Path, d time.Duration) {
+	if m.byUser {
+		m.userHistogram(uid).update(d)
+	}
 	i := int(msgType) - 1000
 	if i < 0 || i >= len(m.rpc) {
 		return
@@ -90,6 +122,51 @@ func (m *metricsHub) Observe(msgType, version uint16, path edge.Path, d time.Dur
 	}
 	if int(path) < len(t.replies) {
 		t.replies[path].Inc()
+	}
+}
+
+func (m *metricsHub) userHistogram(uid uint32) *userHist {
+	m.userMu.RLock()
+	h := m.userHist[uid]
+	m.userMu.RUnlock()
+	if h != nil {
+		return h
+	}
+	m.userMu.Lock()
+	defer m.userMu.Unlock()
+	if h = m.userHist[uid]; h == nil {
+		h = &userHist{}
+		m.userHist[uid] = h
+	}
+	return h
+}
+
+// writeUserHistograms writes slurm_frontend_rpc_user_duration_seconds
+// in Prometheus's histogram form (cumulative buckets, sum, count).
+func (m *metricsHub) writeUserHistograms(w io.Writer) {
+	m.userMu.RLock()
+	uids := make([]uint32, 0, len(m.userHist))
+	for uid := range m.userHist {
+		uids = append(uids, uid)
+	}
+	m.userMu.RUnlock()
+	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+	for _, uid := range uids {
+		m.userMu.RLock()
+		h := m.userHist[uid]
+		m.userMu.RUnlock()
+		user := m.userName(uid)
+		var cum uint64
+		for i := range h.buckets {
+			cum += h.buckets[i].Load()
+			le := "+Inf"
+			if i < len(userBuckets) {
+				le = strconv.FormatFloat(userBuckets[i].Seconds(), 'g', -1, 64)
+			}
+			metrics.WriteCounterUint64(w, fmt.Sprintf(`slurm_frontend_rpc_user_duration_seconds_bucket{user=%q,le=%q}`, user, le), cum)
+		}
+		metrics.WriteCounterFloat64(w, fmt.Sprintf(`slurm_frontend_rpc_user_duration_seconds_sum{user=%q}`, user), float64(h.sumNs.Load())/1e9)
+		metrics.WriteCounterUint64(w, fmt.Sprintf(`slurm_frontend_rpc_user_duration_seconds_count{user=%q}`, user), cum)
 	}
 }
 
@@ -189,6 +266,9 @@ func (m *metricsHub) serve(addr string, logger *log.Logger) (io.Closer, error) {
 func (m *metricsHub) writeScraped(w io.Writer) {
 	if m.stats != nil {
 		m.writeRPCMetrics(w)
+	}
+	if m.byUser {
+		m.writeUserHistograms(w)
 	}
 	if m.srv != nil {
 		writeSourceMetrics(w, m.srv)

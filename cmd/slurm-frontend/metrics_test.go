@@ -103,7 +103,7 @@ func metricSum(text, re string) int64 {
 // version; the job gauges match squeue.
 func TestMetricsMixedStorm(t *testing.T) {
 	mport := freePort(t)
-	f := newFrontend(t, batchCluster, "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport))
+	f := newFrontend(t, batchCluster+"FrontendMetricsUserHistograms=yes\n", "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport))
 	total := func(text string) int64 { return metricSum(text, `slurm_frontend_rpc_requests_total\{type="[^"]*"\}`) }
 	stop := make(chan struct{})
 	scrapes := make(chan int64, 1000)
@@ -184,6 +184,11 @@ func TestMetricsMixedStorm(t *testing.T) {
 		for _, user := range []string{"slurm", "nobody"} {
 			if got, want := metric(text, `slurm_frontend_rpc_user_requests_total\{user="`+user+`"\}`), byUser[user]; want == 0 || got != want {
 				t.Errorf("%s: user %s: sdiag %d, metrics %d", rel, user, want, got)
+			}
+			hist := metric(text, `slurm_frontend_rpc_user_duration_seconds_count\{user="`+user+`"\}`)
+			inf := metric(text, `slurm_frontend_rpc_user_duration_seconds_bucket\{user="`+user+`",le="\+Inf"\}`)
+			if hist != byUser[user] || inf != hist {
+				t.Errorf("%s: user %s: sdiag %d, latency histogram count %d, +Inf bucket %d", rel, user, byUser[user], hist, inf)
 			}
 		}
 		if want := int64(sdiagField(t, out, `Jobs submitted:\s*(\d+)`)); metric(text, `slurm_frontend_jobs_total\{event="submitted"\}`) != want || want != 18 {
