@@ -53,6 +53,7 @@ func TestLogging(t *testing.T) {
 	slurm := f.as(t).user("slurm")
 	slurm.mustRun("24.11", "squeue")
 	slurm.mustRun("22.05", "sinfo")
+	waitLog(f, "type=REQUEST_PARTITION_INFO version=22.05 uid=64030")
 	var rpcs []map[string]string
 	for _, r := range logRecords(t, f.Logs()) {
 		if r["msg"] == "rpc" && r["uid"] == "64030" {
@@ -92,20 +93,23 @@ func TestLogging(t *testing.T) {
 				t.Errorf("setdebug as a user: frontend %q, slurmctld %q", refusals[0], refusals[1])
 			}
 			// verbose is above debug: squeue no longer logged.
+			time.Sleep(500 * time.Millisecond) // the log's pipe drained
 			before := strings.Count(f.Logs(), "msg=rpc")
 			slurm.mustRun(rel, "squeue")
+			time.Sleep(500 * time.Millisecond)
 			if n := strings.Count(f.Logs(), "msg=rpc"); n != before {
 				t.Errorf("at verbose, %d rpc lines were logged", n-before)
 			}
 			f.mustRun(rel, "scontrol", "setdebug", "debug")
 		})
 	}
-	if !strings.Contains(f.Logs(), `msg="Set debug level to 'verbose'"`) {
+	if !waitLog(f, `msg="Set debug level to 'verbose'"`) {
 		t.Errorf("the change of level is not logged")
 	}
 	// JSON on request.
 	g := newFrontend(t, fakeCluster+"FrontendLogFormat=json\nSlurmctldDebug=debug2\n")
 	g.as(t).user("slurm").mustRun("26.05", "squeue")
+	waitLog(g, `"type":"REQUEST_JOB_INFO"`)
 	rpc := false
 	for _, l := range strings.Split(strings.TrimSpace(g.Logs()), "\n") {
 		var rec map[string]any

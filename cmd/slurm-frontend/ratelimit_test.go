@@ -166,10 +166,10 @@ func TestRateLimitPerHost(t *testing.T) {
 	if rc := ping("127.0.0.3"); rc != 0 {
 		t.Fatalf("ping from another host: rc %d", rc)
 	}
-	logs := f.Logs()
-	if !strings.Contains(logs, "RPC rate limit (per host) exceeded by uid 64030 with REQUEST_PING from 127.0.0.2") {
-		t.Errorf("no log line for the host's refusal:\n%s", logs)
+	if !waitLog(f, "RPC rate limit (per host) exceeded by uid 64030 with REQUEST_PING from 127.0.0.2") {
+		t.Errorf("no log line for the host's refusal:\n%s", f.Logs())
 	}
+	logs := f.Logs()
 	if !strings.Contains(logs, "connection accounting: eBPF") {
 		t.Logf("counted in userspace here:\n%s", logs)
 	}
@@ -210,7 +210,7 @@ func TestReconfigureRateLimitsAndLevel(t *testing.T) {
 	if n := burst(); n == 0 {
 		t.Errorf("no squeue limited after a reconfigure to a bucket of 2")
 	}
-	if !strings.Contains(f.Logs(), "msg=rpc") {
+	if !waitLog(f, "msg=rpc") {
 		t.Errorf("no debug line after a reconfigure to SlurmctldDebug=debug")
 	}
 	appendConf("SlurmctldParameters=rl_enable,rl_bucket_size=0\n")
@@ -255,4 +255,15 @@ func rcOfFrame(f codec.Frame) uint32 {
 		return 0
 	}
 	return binary.BigEndian.Uint32(f.Body)
+}
+
+// waitLog waits (up to 5 s) for the server's log to hold s: the log
+// reaches the test through a pipe, read apart from the clients' replies.
+func waitLog(f *frontend, s string) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(f.Logs(), s) {
+			return true
+		}
+	}
+	return strings.Contains(f.Logs(), s)
 }
