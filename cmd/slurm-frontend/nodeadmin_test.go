@@ -62,6 +62,22 @@ func (d *naSide) normalize(s string) string {
 // job is the id of the side's i-th job (1-based), for commands.
 func (d *naSide) job(i int) string { return d.jobs[i-1] }
 
+// jobPlaceholder is J<n> in a command's arguments: the side's n-th job.
+var jobPlaceholder = regexp.MustCompile(`\bJ(\d+)\b`)
+
+// jobArgs is args with every J<n> replaced by the side's job id.
+func (d *naSide) jobArgs(args []string) []string {
+	a := make([]string, len(args))
+	for k, s := range args {
+		a[k] = jobPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
+			var x int
+			fmt.Sscanf(m[1:], "%d", &x)
+			return d.job(x)
+		})
+	}
+	return a
+}
+
 // keepLines keeps the lines of s that contain one of the words.
 func keepLines(s string, words ...string) string {
 	var out []string
@@ -91,14 +107,7 @@ func (n *naRun) both(user string, filter func(string) string, args ...string) st
 	var text [2]string
 	var ours string
 	for i, d := range n.sides {
-		a := make([]string, len(args))
-		for k, s := range args {
-			a[k] = regexp.MustCompile(`\bJ(\d+)\b`).ReplaceAllStringFunc(s, func(m string) string {
-				var x int
-				fmt.Sscanf(m[1:], "%d", &x)
-				return d.job(x)
-			})
-		}
+		a := d.jobArgs(args)
 		r := d.r
 		if user != "" {
 			r = r.user(user)
@@ -128,14 +137,7 @@ func (n *naRun) both(user string, filter func(string) string, args ...string) st
 func (n *naRun) until(what string, limit time.Duration, cond func(out string) bool, args ...string) {
 	n.t.Helper()
 	for _, d := range n.sides {
-		a := make([]string, len(args))
-		for k, s := range args {
-			a[k] = regexp.MustCompile(`\bJ(\d+)\b`).ReplaceAllStringFunc(s, func(m string) string {
-				var x int
-				fmt.Sscanf(m[1:], "%d", &x)
-				return d.job(x)
-			})
-		}
+		a := d.jobArgs(args)
 		end := time.Now().Add(limit)
 		var out string
 		for {
