@@ -1,6 +1,7 @@
 #!/bin/bash
 # Installs real Slurm clients and controllers for the differential tests:
-#   host (bookworm): munge, Slurm 22.05 clients + slurmctld/slurmd/slurmdbd, MariaDB
+#   host (bookworm): munge, Slurm 22.05 clients + slurmctld/slurmd/slurmdbd, MariaDB,
+#     chromium (headless, for the audit HTML report's browser test)
 #   /opt/slurm-roots/trixie: Slurm 24.11;  /opt/slurm-roots/sid: Slurm 26.05 (each with slurmdbd, MariaDB)
 # Idempotent; a second run only checks markers and takes seconds.
 set -euo pipefail
@@ -17,7 +18,9 @@ ACCT_PACKAGES="slurmdbd mariadb-server"
 # package lists first, so the root's Slurm (same version) is not upgraded.
 EXTRA_trixie="snakemake sackd"
 EXTRA_sid="sackd"
-HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun snakemake $ACCT_PACKAGES"
+# chromium: the headless browser that renders `slurm-frontend audit`'s HTML
+# report in its test (translate/audit/render_browser_test.go).
+HOST_PACKAGES="munge slurm-client slurmctld slurmd debootstrap tcpdump iproute2 procps util-linux crun snakemake chromium $ACCT_PACKAGES"
 POLICY='#!/bin/sh
 # installed by slurm-frontend tools: package installs start no daemons
 exit 101
