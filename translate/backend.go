@@ -112,6 +112,19 @@ type ImageChecker interface {
 	CheckImage(image string, uid, gid uint32) error
 }
 
+// Differ is implemented by engines that run some accepted requests
+// otherwise than a Slurm cluster would (the embedded engine's GPUs are
+// devices it makes up; a Backend.AI --container names an image, not a
+// bundle): what the migration audit reports as documented differences.
+type Differ interface {
+	Differences(spec *SessionSpec) []Difference
+}
+
+// Difference is one such difference: the option, and what the job gets.
+type Difference struct {
+	Option, Text string
+}
+
 // Notifier is implemented by engines that can deliver a message to a
 // running session's error output (scontrol notify: slurmstepd logs it
 // there as "error: MSG").

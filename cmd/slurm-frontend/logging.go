@@ -75,7 +75,7 @@ type logging struct {
 	log   *slog.Logger
 	// std is the same handler behind a *log.Logger, for the packages
 	// that log with Printf: each line becomes a record of the level its
-	// words say (warning:, error:, Security violation) or info.
+	// words say (warning:, error:, debug:, Security violation) or info.
 	std *log.Logger
 }
 
@@ -112,6 +112,8 @@ func (p printfWriter) Write(b []byte) (int, error) {
 		lvl, msg = slog.LevelWarn, msg[len("warning: "):]
 	case strings.HasPrefix(msg, "error: "):
 		lvl, msg = slog.LevelError, msg[len("error: "):]
+	case strings.HasPrefix(msg, "debug: "):
+		lvl, msg = slog.LevelDebug, msg[len("debug: "):]
 	case strings.Contains(msg, "Security violation"):
 		lvl = slog.LevelError
 	}

@@ -55,7 +55,9 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
-// OptionCount counts, for one option, the jobs using it by verdict.
+// OptionCount counts, for one option, the jobs using it by what the
+// option causes: refused or a difference when a finding names it (the
+// refusal found by asking the checks again without it), else unchanged.
 type OptionCount struct {
 	Option     string `json:"option"`
 	Unchanged  int    `json:"unchanged"`

@@ -1419,3 +1419,19 @@ func (e *Engine) checkImageMemory(spec *translate.SessionSpec) error {
 	}
 	return nil
 }
+
+// Differences are what a Backend.AI session runs otherwise than a Slurm
+// job with the same request would (the migration audit's documented
+// differences).
+func (e *Engine) Differences(spec *translate.SessionSpec) []translate.Difference {
+	var out []translate.Difference
+	if spec.Image != "" {
+		out = append(out, translate.Difference{Option: "--container",
+			Text: "names the session's image (a Backend.AI image reference), not an OCI bundle path"})
+	}
+	if spec.GPUShare > 0 {
+		out = append(out, translate.Difference{Option: "--gres",
+			Text: "a GPU share is a fraction of one device (cuda.shares), not an MPS or shard count"})
+	}
+	return out
+}

@@ -38,20 +38,14 @@ type Caller interface {
 	Call(ctx context.Context, to netip.AddrPort, version, msgType uint16, body []byte, forUID uint32, reply bool) (uint32, error)
 }
 
-// allocate handles REQUEST_RESOURCE_ALLOCATION.
-func (c *Controller) allocate(req *Request) Reply {
-	var d codec.JobDesc
-	r := codec.NewReader(req.Body)
-	if err := d.Decode(&r, req.Version); err != nil {
-		c.logf("allocation from uid %d: undecodable job description: %v", req.UID, err)
-		return rcReply(codec.CodeOf(err))
-	}
+// checkAllocation validates an allocation request as a submission, with
+// what an allocation adds. Its session is the holding script, with no
+// output and the environment a batch job would get (salloc sends none:
+// it runs its command on the login node).
+func (c *Controller) checkAllocation(req *Request, d *codec.JobDesc, assumeJobs bool) (*state.Job, *state.Script, error) {
 	if c.opt.Exec == nil {
-		return rcReply(codec.ESLURM_NOT_SUPPORTED)
+		return nil, nil, codec.Errorf(codec.ESLURM_NOT_SUPPORTED, "no engine runs jobs here")
 	}
-	// The allocation's session: the holding script, no output, and the
-	// environment a batch job would get (salloc sends none: it runs its
-	// command on the login node).
 	d.Script = allocScript
 	if len(d.Environment) == 0 {
 		d.Environment = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -60,13 +54,29 @@ func (c *Controller) allocate(req *Request) Reply {
 	if d.WorkDir == "" {
 		d.WorkDir = "/"
 	}
-	job, sc, err := c.translateJobDesc(req, &d)
+	job, sc, err := c.translateJobDescFor(req, d, assumeJobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if job.ArrayTasks != "" {
+		// salloc --array is not a thing
+		return nil, nil, codec.Errorf(codec.ESLURM_INVALID_ARRAY, "no array of allocations")
+	}
+	return job, sc, nil
+}
+
+// allocate handles REQUEST_RESOURCE_ALLOCATION.
+func (c *Controller) allocate(req *Request) Reply {
+	var d codec.JobDesc
+	r := codec.NewReader(req.Body)
+	if err := d.Decode(&r, req.Version); err != nil {
+		c.logf("allocation from uid %d: undecodable job description: %v", req.UID, err)
+		return rcReply(codec.CodeOf(err))
+	}
+	job, sc, err := c.checkAllocation(req, &d, false)
 	if err != nil {
 		c.logf("allocation for uid %d refused: %v", req.UID, err)
 		return refusal(err, req.Version)
-	}
-	if job.ArrayTasks != "" {
-		return rcReply(codec.ESLURM_INVALID_ARRAY) // salloc --array is not a thing
 	}
 	job.Origin, job.AllocPort, job.OtherPort = originAlloc, d.AllocRespPort, d.OtherPort
 	if req.Peer.IsValid() {

@@ -250,7 +250,7 @@ func slurmDecodes(t uint16) bool {
 
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_HET_JOB_ALLOCATION: {},
-	codec.REQUEST_JOB_STATE: {},
+	codec.REQUEST_JOB_STATE: {}, codec.REQUEST_SUBMIT_BATCH_HET_JOB: {},
 }
 
 // slowHandlers are the RPCs served on a worker goroutine (writes, and

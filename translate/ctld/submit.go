@@ -30,6 +30,9 @@ func (c *Controller) submit(req *Request) Reply {
 		c.logf("submit from uid %d refused: %v", req.UID, err)
 		return refusal(err, req.Version)
 	}
+	if diffs := c.differences(&d, job); len(diffs) > 0 {
+		c.logDifferences(req.UID, diffs)
+	}
 	c.mu.Lock()
 	jobs, err := c.opt.Store.Submit(1, sc, func(id uint32) ([]*state.Job, error) {
 		j := *job
@@ -85,6 +88,13 @@ func storeWriteCode(err error) uint32 {
 // translateJobDesc turns a job description into a job record, refusing
 // up front what cannot be honoured (honest compatibility).
 func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Job, *state.Script, error) {
+	return c.translateJobDescFor(req, d, false)
+}
+
+// translateJobDescFor is translateJobDesc; with assumeJobs, dependencies
+// on jobs the server does not know are on jobs yet to be made (the
+// audit's checks, check.go).
+func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJobs bool) (*state.Job, *state.Script, error) {
 	privileged := req.UID == 0 || req.UID == c.opt.SlurmUID
 	// _valid_id: unset ids are the credential's (NO_VAL up to 23.11,
 	// SLURM_AUTH_NOBODY after; from 24.11 NO_VAL is refused); only root
@@ -210,7 +220,7 @@ func (c *Controller) translateJobDesc(req *Request, d *codec.JobDesc) (*state.Jo
 		j.ArrayMax = a.limit
 	}
 	if j.Dependency != "" {
-		if err := c.validDependency(j.Dependency, uid); err != nil {
+		if err := c.validDependency(j.Dependency, uid, assumeJobs); err != nil {
 			if req.Version < codec.V23_02 {
 				// 22.05 accepts a dependency on an unknown job (it is
 				// then never satisfied); later releases refuse it.
@@ -366,7 +376,14 @@ func (c *Controller) maxArraySize() uint32 {
 
 // validDependency refuses dependencies slurmctld refuses at submit time:
 // bad syntax, or a job that does not exist.
-func (c *Controller) validDependency(spec string, uid uint32) error {
+// With assumeJobs only the syntax is checked.
+func (c *Controller) validDependency(spec string, uid uint32, assumeJobs bool) error {
+	if assumeJobs {
+		if _, _, err := parseDependency(spec); err != nil {
+			return userErr(codec.ESLURM_DEPENDENCY, "Job dependency problem")
+		}
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.validDependencyLocked(spec)

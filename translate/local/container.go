@@ -174,3 +174,15 @@ func readBounded(path string, max int64) ([]byte, error) {
 	}
 	return b, err
 }
+
+// Differences are what the embedded engine runs otherwise than a Slurm
+// node with the same request would (the migration audit's documented
+// differences): GPUs are counted and their indices given to the job, but
+// no device cgroup confines the job to them.
+func (e *Engine) Differences(spec *translate.SessionSpec) []translate.Difference {
+	if spec.GPUsPerNode > 0 || spec.GPUShare > 0 {
+		return []translate.Difference{{Option: "--gres",
+			Text: "GPUs are counted and named in CUDA_VISIBLE_DEVICES; the embedded engine does not confine the job to them (no device cgroup)"}}
+	}
+	return nil
+}

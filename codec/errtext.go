@@ -1,0 +1,81 @@
+package codec
+
+// errText is each code's name in slurm_errno.h and the text slurm_strerror
+// gives for it (what a client prints after "error:"), for the codes this
+// server sends: reports that tell an operator what a user would see (the
+// migration audit) need them without a client at hand.
+var errText = map[uint32]struct{ name, text string }{
+	SLURM_SUCCESS:                         {"SLURM_SUCCESS", "No error"},
+	SLURM_ERROR:                           {"SLURM_ERROR", "Unspecified error"},
+	EAGAIN:                                {"EAGAIN", "Resource temporarily unavailable"},
+	EACCES:                                {"EACCES", "Permission denied"},
+	EINVAL:                                {"EINVAL", "Invalid argument"},
+	SLURM_UNEXPECTED_MSG_ERROR:            {"SLURM_UNEXPECTED_MSG_ERROR", "Unexpected message received"},
+	SLURM_COMMUNICATIONS_CONNECTION_ERROR: {"SLURM_COMMUNICATIONS_CONNECTION_ERROR", "Communication connection failure"},
+	SLURM_PROTOCOL_VERSION_ERROR:          {"SLURM_PROTOCOL_VERSION_ERROR", "Incompatible versions of client and server code"},
+	SLURM_PROTOCOL_AUTHENTICATION_ERROR:   {"SLURM_PROTOCOL_AUTHENTICATION_ERROR", "Protocol authentication error"},
+	SLURM_PROTOCOL_INSANE_MSG_LENGTH:      {"SLURM_PROTOCOL_INSANE_MSG_LENGTH", "Insane message length"},
+	SLURMCTLD_COMMUNICATIONS_BACKOFF:      {"SLURMCTLD_COMMUNICATIONS_BACKOFF", "Rate limit exceeded, please retry momentarily"},
+	SLURM_NO_CHANGE_IN_DATA:               {"SLURM_NO_CHANGE_IN_DATA", "Data has not changed since time specified"},
+	ESLURM_INVALID_PARTITION_NAME:         {"ESLURM_INVALID_PARTITION_NAME", "Invalid partition name specified"},
+	ESLURM_DEFAULT_PARTITION_NOT_SET:      {"ESLURM_DEFAULT_PARTITION_NOT_SET", "No partition specified or system default partition"},
+	ESLURM_ACCESS_DENIED:                  {"ESLURM_ACCESS_DENIED", "Access/permission denied"},
+	ESLURM_REQUESTED_NODES_NOT_IN_PART:    {"ESLURM_REQUESTED_NODES_NOT_IN_PARTITION", "Requested nodes not in this partition"},
+	ESLURM_TOO_MANY_REQUESTED_CPUS:        {"ESLURM_TOO_MANY_REQUESTED_CPUS", "More processors requested than permitted"},
+	ESLURM_INVALID_NODE_COUNT:             {"ESLURM_INVALID_NODE_COUNT", "Node count specification invalid"},
+	ESLURM_ERROR_ON_DESC_TO_RECORD_COPY:   {"ESLURM_ERROR_ON_DESC_TO_RECORD_COPY", "Unable to create job record, try again"},
+	ESLURM_JOB_SCRIPT_MISSING:             {"ESLURM_JOB_SCRIPT_MISSING", "Job script not specified"},
+	ESLURM_USER_ID_MISSING:                {"ESLURM_USER_ID_MISSING", "Invalid user id"},
+	ESLURM_PATHNAME_TOO_LONG:              {"ESLURM_PATHNAME_TOO_LONG", "Pathname of a file, directory or other parameter too long"},
+	ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL:  {"ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE", "Requested node configuration is not available"},
+	ESLURM_REQUESTED_PART_CONFIG_UNAVAIL:  {"ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE", "Requested partition configuration not available now"},
+	ESLURM_INVALID_JOB_ID:                 {"ESLURM_INVALID_JOB_ID", "Invalid job id specified"},
+	ESLURM_INVALID_NODE_NAME:              {"ESLURM_INVALID_NODE_NAME", "Invalid node name specified"},
+	ESLURM_WRITING_TO_FILE:                {"ESLURM_WRITING_TO_FILE", "I/O error writing script/environment to file"},
+	ESLURM_ALREADY_DONE:                   {"ESLURM_ALREADY_DONE", "Job/step already completing or completed"},
+	ESLURM_INVALID_NODE_STATE:             {"ESLURM_INVALID_NODE_STATE", "Invalid node state specified"},
+	ESLURM_JOB_PENDING:                    {"ESLURM_JOB_PENDING", "Job is pending execution"},
+	ESLURM_BAD_TASK_COUNT:                 {"ESLURM_BAD_TASK_COUNT", "Task count specification invalid"},
+	ESLURM_NOT_SUPPORTED:                  {"ESLURM_NOT_SUPPORTED", "Requested operation not supported on this system"},
+	ESLURM_DISABLED:                       {"ESLURM_DISABLED", "Requested operation is presently disabled"},
+	ESLURM_DUPLICATE_STEP_ID:              {"ESLURM_DUPLICATE_STEP_ID", "Duplicate job step id"},
+	ESLURM_DEPENDENCY:                     {"ESLURM_DEPENDENCY", "Job dependency problem"},
+	ESLURM_BATCH_ONLY:                     {"ESLURM_BATCH_ONLY", "Only batch jobs are accepted or processed"},
+	ESLURM_INVALID_TASK_MEMORY:            {"ESLURM_INVALID_TASK_MEMORY", "Memory required by task is not available"},
+	ESLURM_INVALID_ACCOUNT:                {"ESLURM_INVALID_ACCOUNT", "Invalid account or account/partition combination specified"},
+	ESLURM_ACCOUNTING_POLICY:              {"ESLURM_ACCOUNTING_POLICY", "Job violates accounting/QOS policy (job submit limit, user's "},
+	ESLURM_INVALID_LICENSES:               {"ESLURM_INVALID_LICENSES", "Invalid license specification"},
+	ESLURM_RESERVATION_INVALID:            {"ESLURM_RESERVATION_INVALID", "Requested reservation is invalid"},
+	ESLURM_INVALID_FEATURE:                {"ESLURM_INVALID_FEATURE", "Invalid feature specification"},
+	ESLURM_INVALID_BURST_BUFFER_REQUEST:   {"ESLURM_INVALID_BURST_BUFFER_REQUEST", "Burst Buffer request invalid"},
+	ESLURM_INVALID_TIME_LIMIT:             {"ESLURM_INVALID_TIME_LIMIT", "Requested time limit is invalid (missing or exceeds some limit)"},
+	ESLURM_INVALID_TIME_VALUE:             {"ESLURM_INVALID_TIME_VALUE", "Invalid time specified"},
+	ESLURM_INVALID_QOS:                    {"ESLURM_INVALID_QOS", "Invalid qos specification"},
+	ESLURM_INVALID_CPU_COUNT:              {"ESLURM_INVALID_CPU_COUNT", "CPU count specification invalid"},
+	ESLURM_INVALID_GRES:                   {"ESLURM_INVALID_GRES", "Invalid generic resource (gres) specification"},
+	ESLURM_JOB_NOT_PENDING:                {"ESLURM_JOB_NOT_PENDING", "Job is no longer pending execution"},
+	ESLURM_NODES_BUSY:                     {"ESLURM_NODES_BUSY", "Requested nodes are busy"},
+	ESLURM_CAN_NOT_START_IMMEDIATELY:      {"ESLURM_CAN_NOT_START_IMMEDIATELY", "Job can not start immediately"},
+	ESLURM_INVALID_ARRAY:                  {"ESLURM_INVALID_ARRAY", "Invalid job array specification"},
+	ESLURM_JOB_STARTED:                    {"ESLURM_JOB_STARTED", "Job has already started"},
+	ESLURM_JOB_FINISHED:                   {"ESLURM_JOB_FINISHED", "Job has already finished"},
+	ESLURM_JOB_NOT_RUNNING:                {"ESLURM_JOB_NOT_RUNNING", "Job is not running"},
+	ESLURM_INTERNAL:                       {"ESLURM_INTERNAL", "Slurm internal error, contact system administrator"},
+	ESLURM_GROUP_ID_MISSING:               {"ESLURM_GROUP_ID_MISSING", "Invalid group id"},
+	ESLURM_INVALID_NICE:                   {"ESLURM_INVALID_NICE", "Invalid --nice value"},
+	ESLURM_CONFIGLESS_DISABLED:            {"ESLURM_CONFIGLESS_DISABLED", "ConfigLess mode is disabled in slurm configuration."},
+	ESLURM_ENVIRONMENT_MISSING:            {"ESLURM_ENVIRONMENT_MISSING", "Environment is missing in job"},
+	ESLURM_PROTOCOL_INCOMPLETE_PACKET:     {"ESLURM_PROTOCOL_INCOMPLETE_PACKET", "Header lengths are longer than data received"},
+	ESLURM_AUTH_CRED_INVALID:              {"ESLURM_AUTH_CRED_INVALID", "Invalid authentication credential"},
+	ESLURM_AUTH_EXPIRED:                   {"ESLURM_AUTH_EXPIRED", "Authentication credential expired"},
+	ESLURM_AUTH_UNPACK:                    {"ESLURM_AUTH_UNPACK", "Cannot unpack credential"},
+	ESLURM_CONTAINER_NOT_CONFIGURED:       {"ESLURM_CONTAINER_NOT_CONFIGURED", "Container support is not configured"},
+}
+
+// ErrorName is the code's name in slurm_errno.h ("ESLURM_INVALID_QOS"),
+// or "" for a code this table does not hold.
+func ErrorName(code uint32) string { return errText[code].name }
+
+// ErrorText is what slurm_strerror says for the code, or "" for a code
+// this table does not hold.
+func ErrorText(code uint32) string { return errText[code].text }
