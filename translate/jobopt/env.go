@@ -53,6 +53,13 @@ func (e *envList) set(name, val string) {
 	e.vals[name] = val
 }
 
+// append is env_array_append: only when the name is not there yet.
+func (e *envList) append(name, val string) {
+	if _, ok := e.vals[name]; !ok {
+		e.set(name, val)
+	}
+}
+
 func (e *envList) setHet(name string, comp int, val string) {
 	if comp < 0 {
 		e.set(name, val)
@@ -71,11 +78,11 @@ func (e *envList) list() []string {
 }
 
 // jobEnvironment is the environment part of _fill_job_desc_from_opts.
-func (p *parser) jobEnvironment(first bool) []string {
+func (p *parser) jobEnvironment() *envList {
 	o := &p.o
 	// Set just before the descriptor is built (sbatch.c main loop).
 	p.setEnv("SLURM_SUBMIT_DIR", p.in.Cwd)
-	var env envList
+	env := &envList{}
 	all := func() {
 		for _, n := range p.envOrder {
 			if p.rel >= r26 && n == "SLURM_JWT" {
@@ -126,7 +133,7 @@ func (p *parser) jobEnvironment(first bool) []string {
 	if o.distribution&distBase == distArbitrary {
 		env.set("SLURM_ARBITRARY_NODELIST", o.nodelist.s)
 	}
-	return env.list()
+	return env
 }
 
 // quoteTokens is find_quote_token over ",": commas inside quotes do not

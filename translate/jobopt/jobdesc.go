@@ -11,6 +11,13 @@ func (p *parser) newDesc() codec.JobDesc {
 	d := codec.NewJobDesc()
 	if p.rel == r22 {
 		d.UserID, d.GroupID = codec.NoVal, codec.NoVal
+		// The select plugin id the 22.05 client packs: its SelectType
+		// (select/cons_tres here).
+		d.SelectPluginID = codec.SELECT_PLUGIN_CONS_TRES
+	}
+	if p.in.Version < codec.V25_11 {
+		// Before 25.11 only the job id is on the wire.
+		d.StepID = codec.JobStepID{JobID: codec.NoVal}
 	}
 	return d
 }
@@ -310,8 +317,72 @@ func slurmStrerror(rc int) string {
 	return "Unspecified error"
 }
 
+// packFlags sets the bits _pack_job_desc_msg adds for a NULL account,
+// partition, QOS or WCKey, so Jobs read as the server receives them.
+func packFlags(d *codec.JobDesc) {
+	if !d.StrGiven(codec.JDAccount, d.Account) {
+		d.Bitflags |= codec.UseDefaultAcct
+	}
+	if !d.StrGiven(codec.JDPartition, d.Partition) {
+		d.Bitflags |= codec.UseDefaultPart
+	}
+	if !d.StrGiven(codec.JDQOS, d.QOS) {
+		d.Bitflags |= codec.UseDefaultQOS
+	}
+	if !d.StrGiven(codec.JDWckey, d.Wckey) {
+		d.Bitflags |= codec.UseDefaultWckey
+	}
+}
+
+// setEnvFromOpts is set_env_from_opts: into the first component's
+// environment (comp -1 when not a het job).
+func (p *parser) setEnvFromOpts(env *envList, comp int) {
+	o := &p.o
+	if o.cpusPerGPU != 0 {
+		env.setHet("SLURM_CPUS_PER_GPU", comp, itoa(o.cpusPerGPU))
+	}
+	if o.gpus.ok {
+		env.setHet("SLURM_GPUS", comp, o.gpus.s)
+	}
+	if p.rel == r22 && o.gpuBind.ok {
+		env.setHet("SLURM_GPU_BIND", comp, o.gpuBind.s)
+	}
+	if o.gpuFreq.ok {
+		env.setHet("SLURM_GPU_FREQ", comp, o.gpuFreq.s)
+	}
+	if o.gpusPerNode.ok {
+		env.setHet("SLURM_GPUS_PER_NODE", comp, o.gpusPerNode.s)
+	}
+	if o.gpusPerSocket.ok {
+		env.setHet("SLURM_GPUS_PER_SOCKET", comp, o.gpusPerSocket.s)
+	}
+	if p.rel == r22 && o.gpusPerTask.ok {
+		env.setHet("SLURM_GPUS_PER_TASK", comp, o.gpusPerTask.s)
+	}
+	if o.memPerGPU != codec.NoVal64 {
+		env.setHet("SLURM_MEM_PER_GPU", comp, formatUint(o.memPerGPU))
+	}
+	if p.rel >= r24 {
+		if o.tresPerTask.ok {
+			env.setHet("SLURM_TRES_PER_TASK", comp, o.tresPerTask.s)
+		}
+		if o.tresBind.ok {
+			env.setHet("SLURM_TRES_BIND", comp, o.tresBind.s)
+		}
+		env.append("OMPI_MCA_plm_slurm_args", "--external-launcher")
+		env.append("PRTE_MCA_plm_slurm_args", "--external-launcher")
+		for _, h := range [][2]string{{"HYDRA_BOOTSTRAP", "HYDRA_LAUNCHER_EXTRA_ARGS"}, {"I_MPI_HYDRA_BOOTSTRAP", "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"}} {
+			b, set := p.env[h[0]]
+			if !set || b == "slurm" {
+				env.append(h[0], "slurm")
+				env.append(h[1], "--external-launcher")
+			}
+		}
+	}
+}
+
 // sbatchFill is sbatch's _fill_job_desc_from_opts.
-func (p *parser) sbatchFill(d *codec.JobDesc, first bool) {
+func (p *parser) sbatchFill(d *codec.JobDesc) *envList {
 	o := &p.o
 	if !o.jobName.ok {
 		d.Name = "sbatch"
@@ -328,14 +399,53 @@ func (p *parser) sbatchFill(d *codec.JobDesc, first bool) {
 		d.Requeue = uint16(o.requeue)
 	}
 	if p.rel >= r26 && o.jobFlags&externalJob != 0 {
-		return
+		return nil
 	}
-	d.Environment = p.jobEnvironment(first)
+	env := p.jobEnvironment()
 	d.Argv = append([]string(nil), o.argv...)
 	o.efname.into(&d.StdErr, d, codec.JDStdErr)
 	o.ifname.into(&d.StdIn, d, codec.JDStdIn)
 	o.ofname.into(&d.StdOut, d, codec.JDStdOut)
 	if p.rel < r26 && o.requeue != noValInt {
 		d.Requeue = uint16(o.requeue)
+	}
+	return env
+}
+
+// setEnvs is sbatch's set_envs: the per-component variables.
+func (p *parser) setEnvs(env *envList, he hetEnv, comp int) {
+	if env == nil {
+		return
+	}
+	num := func(name string, v int) {
+		if v != noValInt {
+			env.setHet(name, comp, itoa(v))
+		}
+	}
+	num("SLURM_CPUS_PER_TASK", he.cpusPerTask)
+	if he.dist != "" {
+		env.setHet("SLURM_DISTRIBUTION", comp, he.dist)
+	}
+	if he.memBind != "" {
+		env.setHet("SLURM_MEM_BIND", comp, he.memBind)
+	}
+	if he.memBindSort != "" {
+		env.setHet("SLURM_MEM_BIND_SORT", comp, he.memBindSort)
+	}
+	if he.memBindVerbose != "" {
+		env.setHet("SLURM_MEM_BIND_VERBOSE", comp, he.memBindVerbose)
+	}
+	if he.ntasks != noValInt {
+		env.setHet("SLURM_NPROCS", comp, itoa(he.ntasks))
+		env.setHet("SLURM_NTASKS", comp, itoa(he.ntasks))
+	}
+	num("SLURM_NTASKS_PER_CORE", he.ntasksPerCore)
+	num("SLURM_NTASKS_PER_GPU", he.ntasksPerGPU)
+	num("SLURM_NTASKS_PER_NODE", he.ntasksPerNode)
+	num("SLURM_NTASKS_PER_SOCKET", he.ntasksPerSocket)
+	num("SLURM_NTASKS_PER_TRES", he.ntasksPerTRES)
+	num("SLURM_DIST_PLANESIZE", he.planeSize)
+	if he.threadsPer != noValInt && uint16(he.threadsPer) != codec.NoVal16 {
+		env.setHet("SLURM_THREADS_PER_CORE", comp, itoa(int(uint16(he.threadsPer))))
 	}
 }

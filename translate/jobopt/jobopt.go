@@ -65,6 +65,9 @@ type Result struct {
 	Parsable bool
 	Quiet    bool
 	Warnings []string // non-fatal lines the client prints on stderr
+	// Stderr is everything the client prints on stderr before it sends
+	// the request (warnings and ignored-option errors).
+	Stderr []string
 }
 
 // ClientError is a client's refusal: the lines it prints on stderr and

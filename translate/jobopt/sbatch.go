@@ -215,27 +215,50 @@ func (p *parser) sbatch() *Result {
 	// Second pass, once per het job component.
 	hetArgs := argv[:len(argv)-len(scriptArgs)]
 	var descs []codec.JobDesc
-	for comp := 0; ; comp++ {
+	var envs []*envList
+	var hetEnvs []hetEnv
+	fini := false
+	for comp := 0; !fini; comp++ {
 		p.src.comp = comp
+		p.batchEnv = newHetEnv()
 		more, off := p.sbatchSecondPass(hetArgs, comp, scriptName, body, submitLine)
+		if off >= 0 && off < len(hetArgs) && hetArgs[off] == ":" {
+			hetArgs = hetArgs[off:]
+		} else if !more {
+			fini = true
+		}
 		d := p.createJobDesc(true)
-		p.sbatchFill(&d, comp == 0)
+		env := p.sbatchFill(&d)
+		envs = append(envs, env)
+		hetEnvs = append(hetEnvs, p.batchEnv)
+		if comp > 0 || !fini {
+			p.setEnvFromOpts(envs[0], comp)
+		} else {
+			p.setEnvFromOpts(envs[0], -1)
+		}
 		if comp == 0 && !(p.rel >= r26 && external) {
 			d.Script = string(body)
 		}
 		descs = append(descs, d)
-		if off >= 0 && off < len(hetArgs) && hetArgs[off] == ":" {
-			hetArgs = hetArgs[off:]
-			continue
+	}
+	if len(descs) > 1 {
+		for i, he := range hetEnvs {
+			p.setEnvs(envs[0], he, i)
 		}
-		if !more {
-			break
+	} else {
+		p.setEnvs(envs[len(envs)-1], hetEnvs[len(hetEnvs)-1], -1)
+	}
+	for i := range descs {
+		if envs[i] != nil {
+			descs[i].Environment = envs[i].list()
 		}
+		packFlags(&descs[i])
 	}
 	p.res.Jobs = descs
 	p.res.TestOnly = o.testOnly
 	p.res.Wait = o.wait
 	p.res.Parsable = o.parsable
+	p.res.Stderr = p.stderr
 	return &p.res
 }
 

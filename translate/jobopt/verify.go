@@ -352,9 +352,12 @@ func (p *parser) sbatchVerify() {
 			}
 		}
 	}
-	p.batchEnv.cpusPerTask = noValInt
 	if o.cpusSet {
 		p.batchEnv.cpusPerTask = o.cpusPerTask
+	}
+	p.batchEnv.dist = distString(o.distribution)
+	if o.distribution&distBase == distPlane {
+		p.batchEnv.planeSize = int(int32(o.planeSize))
 	}
 	perNodeOK := p.rel == r22 || o.ntasksPerNode == noValInt
 	if (o.nodesSet || o.extraSet) && (o.minNodes == o.maxNodes || o.maxNodes == 0) && perNodeOK && !o.ntasksSet {
@@ -414,6 +417,26 @@ func (p *parser) sbatchVerify() {
 		p.errorf("--ntasks-per-core (%d) can not be bigger than --threads-per-core (%d)", o.ntasksPerCore, o.threadsPerCore)
 		verified = false
 	}
+	if o.ntasksSet && o.ntasks > 0 {
+		p.batchEnv.ntasks = o.ntasks
+	}
+	if o.ntasksPerCore != noValInt {
+		p.batchEnv.ntasksPerCore = o.ntasksPerCore
+	}
+	if o.ntasksPerTRES != noValInt {
+		p.batchEnv.ntasksPerTRES = o.ntasksPerTRES
+	} else if o.ntasksPerGPU != noValInt {
+		p.batchEnv.ntasksPerGPU = o.ntasksPerGPU
+	}
+	if o.ntasksPerNode != noValInt {
+		p.batchEnv.ntasksPerNode = o.ntasksPerNode
+	}
+	if o.ntasksPerSocket != noValInt {
+		p.batchEnv.ntasksPerSocket = o.ntasksPerSocket
+	}
+	if o.threadsPerCore != noValInt {
+		p.batchEnv.threadsPer = o.threadsPerCore
+	}
 	if o.deadline != 0 && o.begin != 0 && o.deadline < o.begin {
 		p.errorf("Incompatible begin and deadline time specification")
 		p.exit(p.errExit)
@@ -439,9 +462,92 @@ func (p *parser) sbatchVerify() {
 			p.setEnv("SLURM_ACCTG_FREQ", o.acctgFreq.s)
 		}
 	}
+	if o.memBindType != 0 {
+		if _, set := p.getenv("SBATCH_MEM_BIND"); !set {
+			t := memBindTypeString(o.memBindType)
+			if o.memBind.ok {
+				t += ":" + o.memBind.s
+			}
+			p.batchEnv.memBind = t
+		}
+		if _, set := p.getenv("SLURM_MEM_BIND_SORT"); !set && p.rel < r26 && o.memBindType&0x40 != 0 {
+			p.batchEnv.memBindSort = "sort"
+		}
+		if _, set := p.getenv("SLURM_MEM_BIND_VERBOSE"); !set {
+			p.batchEnv.memBindVerbose = "quiet"
+			if o.memBindType&1 != 0 {
+				p.batchEnv.memBindVerbose = "verbose"
+			}
+		}
+	}
 	if !verified {
 		p.exit(p.errExit)
 	}
+}
+
+// distString is set_distribution.
+func distString(d uint32) string {
+	if int32(d) <= 0 || d == distUnknown {
+		return ""
+	}
+	var s string
+	if d&distBase != distUnknown {
+		s = distNames[d&distBase]
+		if s == "" {
+			s = "unknown"
+		}
+	}
+	switch d & distFlags {
+	case 0x800000:
+		s = joinComma(s, "pack")
+	case 0x400000:
+		s = joinComma(s, "nopack")
+	}
+	return s
+}
+
+func joinComma(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}
+
+var distNames = func() map[uint32]string {
+	m := map[uint32]string{1: "cyclic", 2: "block", 3: "arbitrary", 4: "plane"}
+	lv := []string{"", "cyclic", "block", "fcyclic"}
+	for n := 1; n <= 2; n++ {
+		for s := 1; s <= 3; s++ {
+			m[uint32(n|s<<4)] = lv[n] + ":" + lv[s]
+			for c := 1; c <= 3; c++ {
+				m[uint32(n|s<<4|c<<8)] = lv[n] + ":" + lv[s] + ":" + lv[c]
+			}
+		}
+	}
+	return m
+}()
+
+// memBindTypeString is slurm_xstr_mem_bind_type.
+func memBindTypeString(t uint16) string {
+	var parts []string
+	if t&0x01 != 0 {
+		parts = append(parts, "verbose")
+	}
+	if t&0x80 != 0 {
+		parts = append(parts, "prefer")
+	}
+	if t&0x40 != 0 {
+		parts = append(parts, "sort")
+	}
+	for _, x := range []struct {
+		bit  uint16
+		name string
+	}{{0x02, "none"}, {0x04, "rank"}, {0x08, "map_mem"}, {0x10, "mask_mem"}, {0x20, "local"}} {
+		if t&x.bit != 0 {
+			parts = append(parts, x.name)
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // validateNodelist22 is 22.05 sbatch's node list handling in _opt_verify.
