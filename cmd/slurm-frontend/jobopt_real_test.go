@@ -94,6 +94,16 @@ func (c *captureCtld) serve(conn net.Conn) {
 		if err := codec.DecodeFrame(buf, &f); err != nil {
 			return
 		}
+		if f.MsgType == 2049 { // REQUEST_FED_INFO, before a will-run: no federation
+			var cred []byte
+			if f.Version < codec.V23_02 {
+				cred, _ = c.auth.Sign(nil, 0, 2050, []byte{0})
+			}
+			if _, err := conn.Write(codec.AppendFrame(nil, f.Version, 2050, cred, []byte{0})); err != nil {
+				return
+			}
+			continue
+		}
 		m := capturedMsg{version: f.Version, msgType: f.MsgType}
 		r := codec.NewReader(f.Body)
 		switch f.MsgType {
@@ -300,7 +310,8 @@ var joboptSbatchCases = []joboptCase{
 	{name: "het job packjob", args: []string{"job.sh"}, script: "#!/bin/sh\n#SBATCH -n1\n#SBATCH packjob -n3\ntrue\n"},
 	{name: "double dash", args: []string{"-N2", "--", "job.sh", "-N3"}, script: stdScript},
 	{name: "quiet verbose", args: []string{"-Q", "-v", "job.sh"}, script: stdScript},
-	{name: "uid as root", args: []string{"--uid=1000", "--gid=1000", "job.sh"}, script: stdScript},
+	{name: "uid as root", args: []string{"--uid=root", "--gid=0", "job.sh"}, script: stdScript},
+	{name: "uid unknown", args: []string{"--uid=nosuchuser", "job.sh"}, script: stdScript},
 	{name: "use min nodes spread", args: []string{"--use-min-nodes", "--spread-job", "-N1-3", "job.sh"}, script: stdScript},
 	{name: "ntasks per socket core", args: []string{"--ntasks-per-socket=2", "--ntasks-per-core=1", "--sockets-per-node=2", "--cores-per-socket=4", "--threads-per-core=1", "job.sh"}, script: stdScript},
 	{name: "mem bind", args: []string{"--mem-bind=map_mem:0,1*2", "job.sh"}, script: stdScript},
@@ -358,6 +369,13 @@ func runJobOptCases(t *testing.T, capt *captureCtld, dir, conf, prog string, cas
 				in := jobopt.Input{
 					Args: tc.args, Env: clientEnv(conf, tc.env), Cwd: cdir, Version: releaseVersions[rel],
 					Now: now, GresTypes: []string{"gpu"},
+					Exists: func(path string) bool {
+						fi, err := os.Stat(path)
+						return err == nil && !fi.IsDir()
+					},
+					// root is the only account every client root knows.
+					LookupUser:  func(n string) (uint32, bool) { return 0, n == "root" || n == "0" },
+					LookupGroup: func(n string) (uint32, bool) { return 0, n == "root" || n == "0" },
 				}
 				if tc.script != "" {
 					in.Script = []byte(tc.script)

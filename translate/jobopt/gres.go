@@ -410,19 +410,23 @@ func (p *parser) gresValidate(d *codec.JobDesc) int {
 		list = append(list, g)
 		return g, 0
 	}
-	kind := "gres"
-	if p.rel == r22 {
-		kind = "gres"
-	}
 	requestedGPU := false
 	var cpusPerGres uint64
 	walk := func(s string, f func(g *gresJob, cnt uint64)) int {
 		if s == "" {
 			return 0
 		}
-		ents, ok := parseTRESList(s, kind)
-		if !ok {
-			return 2115 // ESLURM_INVALID_TRES
+		var ents []tresEntry
+		if p.rel == r22 {
+			var ok bool
+			if ents, ok = parseGres22(s); !ok {
+				return codec.ESLURM_INVALID_GRES
+			}
+		} else {
+			var ok bool
+			if ents, ok = parseTRESList(s, "gres"); !ok {
+				return 2115 // ESLURM_INVALID_TRES
+			}
 		}
 		for _, e := range ents {
 			g, rc := find(e)
@@ -623,6 +627,9 @@ func (p *parser) testGresCnt(g *gresJob, d *codec.JobDesc) bool {
 			}
 		case d.NumTasks != codec.NoVal:
 			g.perJob = uint64(d.NumTasks) * g.perTsk
+		case p.rel == r22:
+			p.errorf("Failed to validate job spec. --%ss-per-task used without either --%ss or -n/--ntasks is not allowed.", n, n)
+			return false
 		case n == "gpu":
 			p.errorf("Failed to validate job spec. --%ss-per-task or --tres-per-task used without either --%ss or -n/--ntasks is not allowed.", n, n)
 			return false
@@ -676,4 +683,56 @@ func (p *parser) testGresCnt(g *gresJob, d *codec.JobDesc) bool {
 		}
 	}
 	return true
+}
+
+// parseGres22 is 22.05's _get_next_gres over "gres:name[:type][:count]"
+// entries.
+func parseGres22(in string) ([]tresEntry, bool) {
+	var out []tresEntry
+	rest := in
+	for rest != "" {
+		i := strings.Index(rest, "gres:")
+		if i < 0 {
+			return out, true
+		}
+		rest = rest[i+5:]
+		tok := rest
+		if c := strings.IndexByte(tok, ','); c >= 0 {
+			tok, rest = tok[:c], rest[c+1:]
+		} else {
+			rest = ""
+		}
+		if tok == "" {
+			continue
+		}
+		e := tresEntry{kind: "gres", cnt: 1}
+		parts := strings.SplitN(tok, ":", 3)
+		e.name = parts[0]
+		switch len(parts) {
+		case 3:
+			if parts[1] == "" || parts[2] == "" {
+				return out, false
+			}
+			e.typ = parts[1]
+			v, ok := tresNumber(parts[2])
+			if !ok {
+				return out, false
+			}
+			e.cnt = v
+		case 2:
+			if parts[1] == "" {
+				return out, false
+			}
+			if v, ok := tresNumber(parts[1]); ok {
+				e.cnt = v
+			} else {
+				e.typ = parts[1]
+			}
+		}
+		if e.cnt == 0 {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, true
 }

@@ -43,6 +43,11 @@ type Input struct {
 	// found in the working directory or PATH to its full path). nil: a
 	// plain name is taken to be in Cwd.
 	Exists func(path string) bool
+	// LookupUser and LookupGroup resolve --uid/--gid (a name, or a
+	// number that must exist) as the submit host's user database does.
+	// nil: no user or group is known, and both options fail.
+	LookupUser  func(name string) (uint32, bool)
+	LookupGroup func(name string) (uint32, bool)
 }
 
 // Use is one option as applied.

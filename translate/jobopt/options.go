@@ -2,7 +2,6 @@ package jobopt
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,7 +139,8 @@ type parser struct {
 	errExit int // error_exit (SLURM_EXIT_ERROR)
 
 	// where the option being applied came from, for Uses
-	envOrder []string
+	envOrder      []string
+	packjobWarned bool
 	batchEnv hetEnv
 
 	src struct {
@@ -862,19 +862,27 @@ func (p *parser) set(d *optDef, arg *string) error {
 			p.errorf("--%s only permitted by root user", d.val)
 			return errOpt
 		}
-		v, err := strconv.ParseUint(a, 10, 32)
-		if err != nil {
+		look := p.in.LookupUser
+		if d.val == "gid" {
+			look = p.in.LookupGroup
+		}
+		var v uint32
+		ok := false
+		if look != nil {
+			v, ok = look(a)
+		}
+		if !ok {
 			p.errorf("Invalid --%s specification", d.val)
 			return errOpt
 		}
-		if p.rel >= r26 && uint32(v) == codec.SlurmAuthNobody {
+		if p.rel >= r26 && v == codec.SlurmAuthNobody {
 			p.errorf("Rejecting --%s as nobody specification", d.val)
 			return errOpt
 		}
 		if d.val == "gid" {
-			o.gid = uint32(v)
+			o.gid = v
 		} else {
-			o.uid = uint32(v)
+			o.uid = v
 		}
 	case "gpu_bind":
 		o.gpuBind = some(a)

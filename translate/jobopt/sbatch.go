@@ -206,6 +206,10 @@ func (p *parser) sbatch() *Result {
 	default:
 		if len(scriptArgs) > 0 {
 			body = p.in.Script
+			if !p.opens(scriptArgs[0]) {
+				p.errorf("Unable to open file %s", scriptArgs[0])
+				p.exit(p.errExit)
+			}
 		} else {
 			body = p.in.Stdin
 		}
@@ -262,6 +266,18 @@ func (p *parser) sbatch() *Result {
 	return &p.res
 }
 
+// opens says whether the client can open the script at path (relative
+// to the working directory).
+func (p *parser) opens(path string) bool {
+	if p.in.Exists == nil {
+		return true
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = strings.TrimSuffix(p.in.Cwd, "/") + "/" + path
+	}
+	return p.in.Exists(path)
+}
+
 // checkScript is _get_script_buffer's sanity tests.
 func (p *parser) checkScript(b []byte) {
 	switch {
@@ -303,7 +319,9 @@ func (p *parser) searchPath(cmd string) string {
 	cwd := p.o.chdir.s
 	exists := p.in.Exists
 	if exists == nil {
-		return cwd + "/" + cmd
+		// Without a view of the file system: the script is the one
+		// in the working directory.
+		exists = func(path string) bool { return path == strings.TrimSuffix(p.in.Cwd, "/")+"/"+cmd }
 	}
 	dirs := []string{cwd}
 	if pth, ok := p.getenv("PATH"); ok {
@@ -353,6 +371,14 @@ func (p *parser) batchScript(file string, body []byte, comp int) bool {
 		if d.Magic == "#SLURM" && !warned {
 			p.errorf("Change from #SLURM to #SBATCH in your script and verify the options are valid in sbatch")
 			warned = true
+		}
+		if d.Packjob && !p.packjobWarned {
+			p.packjobWarned = true
+			if p.rel == r22 {
+				p.infof("Warning: the \"packjob\" component separator is being deprecated. Please, use \"hetjob\" instead.")
+			} else {
+				p.warnf("The \"packjob\" component separator is deprecated. Please use \"hetjob\" instead.")
+			}
 		}
 		if d.Err != nil {
 			p.stderr = append(p.stderr, d.Err.Lines...)

@@ -13,6 +13,8 @@ type Directive struct {
 	Text  string   // the line after the magic word
 	Args  []string // the arguments sbatch splits it into
 	Comp  int      // het job component ("#SBATCH hetjob" starts the next)
+	// Packjob: the line uses the deprecated "packjob" separator.
+	Packjob bool
 	// Err is the client's complaint about the line (unmatched quote,
 	// a leading ':'); sbatch stops there.
 	Err *ClientError
@@ -55,7 +57,7 @@ func ScanScript(script []byte, version uint16, file string) Scan {
 			comp++
 		}
 		d := Directive{Line: lineno, Magic: magic, Text: rest, Comp: comp}
-		d.Args, d.Err = splitDirective(rest, file, lineno, r, magic)
+		d.Args, d.Packjob, d.Err = splitDirective(rest, file, lineno, r, magic)
 		sc.Directives = append(sc.Directives, d)
 		if d.Err != nil {
 			return sc
@@ -103,24 +105,24 @@ func isSepWord(s, w string) bool {
 // white space, '…' and "…" group, a backslash escapes the next character
 // (24.11+: "\ " keeps the space; 22.05 ends the word there), an unquoted
 // '#' starts a comment. "hetjob"/"packjob" words read as blanks.
-func splitDirective(line, file string, lineno int, r rel, magic string) ([]string, *ClientError) {
-	var args []string
+func splitDirective(line, file string, lineno int, r rel, magic string) (args []string, warn bool, cerr *ClientError) {
 	ptr := line
 	for {
 		start := ptr
 		ptr = strings.TrimLeft(ptr, " \t\n\v\f\r")
-		if isSepWord(ptr, "packjob") {
-			ptr = "       " + ptr[7:]
-			ptr = strings.TrimLeft(ptr, " \t\n\v\f\r")
-		} else if isSepWord(ptr, "hetjob") {
-			ptr = "      " + ptr[6:]
-			ptr = strings.TrimLeft(ptr, " \t\n\v\f\r")
+		if isSepWord(ptr, "packjob") || isSepWord(ptr, "hetjob") {
+			// The word is blanked in place and the scan stops at the
+			// blank: nothing after it on the line is read.
+			if isSepWord(ptr, "packjob") {
+				warn = true
+			}
+			return args, warn, nil
 		}
 		if strings.HasPrefix(ptr, ":") {
-			return args, &ClientError{Exit: 1, Lines: []string{"sbatch: fatal: " + file + ": line " + itoa(lineno) + ": Unexpected `:` in [" + blankSep(start) + "]"}}
+			return args, warn, &ClientError{Exit: 1, Lines: []string{"sbatch: fatal: " + file + ": line " + itoa(lineno) + ": Unexpected `:` in [" + blankSep(start) + "]"}}
 		}
 		if ptr == "" {
-			return args, nil
+			return args, warn, nil
 		}
 		var arg []byte
 		got := false
@@ -159,12 +161,12 @@ func splitDirective(line, file string, lineno int, r rel, magic string) ([]strin
 			i++
 		}
 		if quoted {
-			return args, &ClientError{Exit: 1, Lines: []string{"sbatch: fatal: " + file + ": line " + itoa(lineno) + ": Unmatched `" + string(q) + "` in [" + blankSep(start) + "]"}}
+			return args, warn, &ClientError{Exit: 1, Lines: []string{"sbatch: fatal: " + file + ": line " + itoa(lineno) + ": Unmatched `" + string(q) + "` in [" + blankSep(start) + "]"}}
 		}
 		ptr = ptr[i:]
 		if !got {
 			// get_argument returns NULL when it copied nothing.
-			return args, nil
+			return args, warn, nil
 		}
 		args = append(args, string(arg))
 	}

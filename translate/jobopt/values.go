@@ -628,7 +628,7 @@ func (p *parser) cpuFreq(arg string) bool {
 			o.cpuFreqMax = f
 		}
 		if has2 {
-			if !has3 {
+			if !has3 && p.rel >= r24 {
 				p.errorf("You must explicitly choose a governor when defining a range. Please specify only one value for the desired frequency (p1) or choose a specific governor (p3).")
 				rc = false
 				return
@@ -653,6 +653,15 @@ func (p *parser) cpuFreq(arg string) bool {
 				rc = false
 				return
 			}
+			if !has2 && p.rel == r22 {
+				p.errorf("gov on cpu-frec (%s) illegal without max", p3)
+				rc = false
+				return
+			}
+			if p.rel == r22 {
+				o.cpuFreqGov = g
+				return
+			}
 			if !has2 {
 				if g != 0x80800000 {
 					p.errorf("gov on cpu-frec (%s) illegal without max", p3)
@@ -666,7 +675,7 @@ func (p *parser) cpuFreq(arg string) bool {
 			}
 			o.cpuFreqGov = g
 		}
-		if o.cpuFreqGov == codec.NoVal && !has2 && !has3 {
+		if p.rel >= r24 && o.cpuFreqGov == codec.NoVal && !has2 && !has3 {
 			o.cpuFreqGov = 0x80800000
 		}
 	}()
@@ -1089,4 +1098,54 @@ func tresFreqValid(s string) bool {
 		}
 	}
 	return true
+}
+
+// cpuFreqCmdline is cpu_freq_to_cmdline (22.05 puts it in
+// SLURM_CPU_FREQ_REQ).
+func cpuFreqCmdline(mn, mx, gov uint32) string {
+	name := func(v uint32) string {
+		switch v {
+		case 0x80000001:
+			return "Low"
+		case 0x80000002:
+			return "Medium"
+		case 0x80000004:
+			return "Highm1"
+		case 0x80000003:
+			return "High"
+		case 0x88000000:
+			return "Conservative"
+		case 0x82000000:
+			return "Performance"
+		case 0x81000000:
+			return "PowerSave"
+		case 0x80800000:
+			return "UserSpace"
+		case 0x84000000:
+			return "OnDemand"
+		case 0x80400000:
+			return "SchedUtil"
+		}
+		if v&0x80000000 != 0 {
+			return "Unknown"
+		}
+		return strconv.FormatUint(uint64(v), 10)
+	}
+	for _, v := range []*uint32{&mn, &mx, &gov} {
+		if *v == 0 {
+			*v = codec.NoVal
+		}
+	}
+	nv := codec.NoVal
+	switch {
+	case mn == nv && mx == nv && gov == nv:
+		return ""
+	case mn != nv && mx != nv && gov != nv:
+		return name(mn) + "-" + name(mx) + ":" + name(gov)
+	case mn != nv && mx != nv:
+		return name(mn) + "-" + name(mx)
+	case mx != nv:
+		return name(mx)
+	}
+	return name(gov)
 }

@@ -480,6 +480,11 @@ func (p *parser) sbatchVerify() {
 			}
 		}
 	}
+	if p.rel == r22 {
+		if v := cpuFreqCmdline(o.cpuFreqMin, o.cpuFreqMax, o.cpuFreqGov); v != "" {
+			p.setEnv("SLURM_CPU_FREQ_REQ", v)
+		}
+	}
 	if !verified {
 		p.exit(p.errExit)
 	}
