@@ -180,6 +180,9 @@ type joboptCase struct {
 	stdin  string
 	env    []string // SBATCH_*/SALLOC_*/SLURM_* input variables
 	rels   []string // default: every release
+	// verbose: the client logs at a debug level jobopt does not
+	// reproduce; its stderr is not compared.
+	verbose bool
 }
 
 const stdScript = "#!/bin/sh\n#SBATCH --job-name=fromscript\n#SBATCH -t 10\nhostname\n"
@@ -323,6 +326,50 @@ var joboptSbatchCases = []joboptCase{
 	{name: "requeue expedite", args: []string{"--requeue=expedite", "job.sh"}, script: stdScript, rels: []string{"26.05"}},
 	{name: "mail type replaces", args: []string{"--mail-type=BEGIN", "--mail-type=END", "job.sh"}, script: stdScript},
 	{name: "power", args: []string{"--power=level", "job.sh"}, script: stdScript, rels: []string{"22.05"}},
+	{name: "env export gres array", args: []string{"job.sh"}, script: stdScript, env: []string{"SBATCH_EXPORT=NONE", "SBATCH_GRES=gpu:1", "SBATCH_ARRAY_INX=0-3"}},
+	{name: "exit error env", args: []string{"--time=bad", "job.sh"}, script: stdScript, env: []string{"SLURM_EXIT_ERROR=7"}},
+	{name: "exit error env script", args: []string{"job.sh"}, script: "echo\n", env: []string{"SLURM_EXIT_ERROR=7"}},
+	{name: "gres zero", args: []string{"--gres=gpu:0", "job.sh"}, script: stdScript},
+	{name: "gres list", args: []string{"--gres=gpu:1,gpu:a100:1", "job.sh"}, script: stdScript},
+	{name: "hint with -B", args: []string{"--hint=compute_bound", "-B", "2", "job.sh"}, script: stdScript},
+	{name: "ntasks per core over threads", args: []string{"--ntasks-per-core=2", "--threads-per-core=1", "job.sh"}, script: stdScript},
+	{name: "gpus per socket no sockets", args: []string{"--gpus-per-socket=1", "job.sh"}, script: stdScript},
+	{name: "nodes zero", args: []string{"-N", "0", "job.sh"}, script: stdScript},
+	{name: "nodes and nodelist", args: []string{"-N3", "-w", "n1,n2", "job.sh"}, script: stdScript},
+	{name: "nodelist ranged", args: []string{"--nodelist=n[1-2],n4,n1", "job.sh"}, script: stdScript},
+	{name: "nice negative", args: []string{"--nice=-5", "job.sh"}, script: stdScript},
+	{name: "nice out of range", args: []string{"--nice=99999999999", "job.sh"}, script: stdScript},
+	{name: "priority top", args: []string{"--priority=TOP", "job.sh"}, script: stdScript},
+	{name: "signal reservation", args: []string{"--signal=R:TERM", "job.sh"}, script: stdScript},
+	{name: "begin time of day", args: []string{"--begin=16:00", "job.sh"}, script: stdScript},
+	{name: "begin now seconds", args: []string{"--begin=now+30", "job.sh"}, script: stdScript},
+	{name: "begin midnight", args: []string{"--begin=midnight", "job.sh"}, script: stdScript},
+	{name: "begin month day", args: []string{"--begin=12/25", "job.sh"}, script: stdScript},
+	{name: "delay boot bad", args: []string{"--delay-boot=bad", "job.sh"}, script: stdScript},
+	{name: "srun-only option", args: []string{"--cpu-bind=cores", "job.sh"}, script: stdScript},
+	{name: "salloc-only option", args: []string{"--no-shell", "job.sh"}, script: stdScript},
+	{name: "wrap in script ignored", args: []string{"job.sh"}, script: "#!/bin/sh\n#SBATCH --wrap=ignored\n#SBATCH -N2\ntrue\n"},
+	{name: "verbose bundle", args: []string{"-vvv", "job.sh"}, script: stdScript, verbose: true},
+	{name: "usage", args: []string{"--usage"}},
+	{name: "version", args: []string{"-V"}},
+	{name: "het job with script args", args: []string{"-n1", ":", "-n2", "job.sh", "arg"}, script: "#!/bin/sh\ntrue\n"},
+	{name: "het separator first", args: []string{":", "-n2", "job.sh"}, script: "#!/bin/sh\ntrue\n"},
+	{name: "het script and cmdline", args: []string{"-p", "gpu", ":", "-t", "5", "job.sh"}, script: "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N2\ntrue\n"},
+	{name: "directive empty quotes", args: []string{"job.sh"}, script: "#!/bin/sh\n#SBATCH --comment \"\" -N2\ntrue\n"},
+	{name: "directive colon", args: []string{"job.sh"}, script: "#!/bin/sh\n#SBATCH :\ntrue\n"},
+	{name: "directive tab and trailing comment", args: []string{"job.sh"}, script: "#!/bin/sh\n#SBATCH\t-N2\t#-N3\n#SBATCH -J a#b\ntrue\n"},
+	{name: "script only whitespace", args: []string{"job.sh"}, script: "  \n\t\n"},
+	{name: "mem per cpu env vs cmdline mem", args: []string{"--mem=2G", "job.sh"}, script: stdScript, env: []string{"SBATCH_MEM_PER_CPU=1G"}},
+	{name: "cpus per task and per gpu", args: []string{"-c2", "--gpus=1", "--cpus-per-gpu=2", "job.sh"}, script: stdScript},
+	{name: "open mode bad", args: []string{"--open-mode=x", "job.sh"}, script: stdScript},
+	{name: "profile bad", args: []string{"--profile=bogus", "job.sh"}, script: stdScript},
+	{name: "acctg freq bad", args: []string{"--acctg-freq=bogus", "job.sh"}, script: stdScript},
+	{name: "distribution bad", args: []string{"-m", "sideways", "job.sh"}, script: stdScript},
+	{name: "kill on invalid dep bad", args: []string{"--kill-on-invalid-dep=maybe", "job.sh"}, script: stdScript},
+	{name: "exclusive bad", args: []string{"--exclusive=all", "job.sh"}, script: stdScript},
+	{name: "no kill off", args: []string{"--no-kill=off", "job.sh"}, script: stdScript},
+	{name: "wait all nodes bad", args: []string{"--wait-all-nodes=2", "job.sh"}, script: stdScript},
+	{name: "mincpus zero", args: []string{"--mincpus=0", "job.sh"}, script: stdScript},
 }
 
 // Fields the comparison leaves out, and why.
@@ -384,6 +431,12 @@ func runJobOptCases(t *testing.T, capt *captureCtld, dir, conf, prog string, cas
 					in.Stdin = []byte(tc.stdin)
 				}
 				res, err := parse(in)
+				if tc.verbose {
+					stderr = ""
+					if res != nil {
+						res.Stderr = nil
+					}
+				}
 				compareJobOpt(t, prog, rel, got, stdout, stderr, code, res, err)
 			})
 		}

@@ -537,7 +537,7 @@ func (p *parser) gresValidate(d *codec.JobDesc) int {
 		if !p.testGresCnt(g, d) {
 			return codec.ESLURM_INVALID_GRES
 		}
-		if cpusPerGres != 0 && g.name == "gpu" {
+		if p.rel >= r24 && cpusPerGres != 0 && g.name == "gpu" {
 			minCPUs += cpusPerGres * g.total
 		}
 	}

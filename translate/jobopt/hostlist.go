@@ -85,7 +85,7 @@ func expandHost(tok string) ([]host, bool) {
 		}
 		hi := lo
 		if isRange {
-			if hi, err = strconv.Atoi(b); err != nil || hi < lo || hi-lo > 1<<20 {
+			if hi, err = strconv.Atoi(b); err != nil || hi < lo || hi-lo >= 64*1024 {
 				return nil, false
 			}
 		}

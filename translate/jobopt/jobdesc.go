@@ -312,7 +312,7 @@ func slurmStrerror(rc int) string {
 	case 2115: // ESLURM_INVALID_TRES
 		return "Invalid TRES specification"
 	case 2122: // ESLURM_INVALID_GRES_TYPE
-		return "Invalid GRES type"
+		return "Invalid GRES specification (with and without type identification)"
 	}
 	return "Unspecified error"
 }

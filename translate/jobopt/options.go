@@ -141,7 +141,7 @@ type parser struct {
 	// where the option being applied came from, for Uses
 	envOrder      []string
 	packjobWarned bool
-	batchEnv hetEnv
+	batchEnv      hetEnv
 
 	src struct {
 		source string

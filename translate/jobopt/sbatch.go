@@ -263,6 +263,8 @@ func (p *parser) sbatch() *Result {
 	p.res.Wait = o.wait
 	p.res.Parsable = o.parsable
 	p.res.Stderr = p.stderr
+	p.res.Uses = lastUses(p.res.Uses)
+	p.res.Client = lastUses(p.res.Client)
 	return &p.res
 }
 
@@ -395,4 +397,25 @@ func (p *parser) batchScript(file string, body []byte, comp int) bool {
 		p.exit(-1)
 	}
 	return more
+}
+
+// lastUses keeps, for each option and component, its last application
+// (the one that took effect: the command line over variables over
+// #SBATCH), in the order those happened.
+func lastUses(us []Use) []Use {
+	type key struct {
+		name string
+		comp int
+	}
+	last := map[key]int{}
+	for i, u := range us {
+		last[key{u.Name, u.Comp}] = i
+	}
+	var out []Use
+	for i, u := range us {
+		if last[key{u.Name, u.Comp}] == i {
+			out = append(out, u)
+		}
+	}
+	return out
 }
