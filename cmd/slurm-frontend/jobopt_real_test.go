@@ -374,10 +374,12 @@ var joboptSbatchCases = []joboptCase{
 
 // Fields the comparison leaves out, and why.
 var joboptExcluded = map[string]string{
-	"AllocSID":    "the submitting process's session id (getsid)",
-	"Environment": "compared separately, without the variables only the running client knows",
-	"AllocNode":   "the submit host's name",
-	"EmptyStrs":   "compared through the string fields' NULL/empty state below",
+	"AllocRespPort": "the port salloc/srun listen on for the allocation reply",
+	"OtherPort":     "the port of salloc/srun's message thread",
+	"AllocSID":      "the submitting process's session id (getsid)",
+	"Environment":   "compared separately, without the variables only the running client knows",
+	"AllocNode":     "the submit host's name",
+	"EmptyStrs":     "compared through the string fields' NULL/empty state below",
 }
 
 func TestJobOptSbatchReal(t *testing.T) {
@@ -389,6 +391,41 @@ func TestJobOptSbatchReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	runJobOptCases(t, capt, dir, conf, "sbatch", joboptSbatchCases, jobopt.Sbatch)
+}
+
+// joboptSallocCases: the allocation request salloc sends.
+var joboptSallocCases = []joboptCase{
+	{name: "plain", args: []string{"true"}},
+	{name: "default shell", args: nil},
+	{name: "no shell", args: []string{"--no-shell", "-N2"}},
+	{name: "resources", args: []string{"-N2", "-n8", "-c2", "--mem=4G", "-t", "1:00:00", "-p", "gpu", "hostname", "-f"}},
+	{name: "gpus", args: []string{"--gpus-per-node=2", "-N2", "--cpus-per-gpu=4", "true"}},
+	{name: "gres and features", args: []string{"--gres=gpu:1", "-C", "fast", "--exclusive", "true"}},
+	{name: "job name", args: []string{"-J", "myjob", "--comment=x", "true"}},
+	{name: "immediate and bell", args: []string{"-I5", "--bell", "-K", "true"}},
+	{name: "hold begin", args: []string{"-H", "--begin=2031-01-01", "true"}},
+	{name: "x11 option", args: []string{"--x11", "true"}},
+	{name: "env input", args: []string{"true"}, env: []string{"SALLOC_PARTITION=gpu", "SALLOC_TIMELIMIT=15", "SALLOC_NO_BELL=1"}},
+	{name: "cmdline beats env", args: []string{"-p", "cpu", "true"}, env: []string{"SALLOC_PARTITION=gpu"}},
+	{name: "sbatch-only option", args: []string{"--array=1-2", "true"}},
+	{name: "bad time", args: []string{"--time=xx", "true"}},
+	{name: "container", args: []string{"--container=/b", "true"}},
+	{name: "wait all nodes", args: []string{"--wait-all-nodes=1", "--no-shell"}},
+	{name: "het job", args: []string{"-N1", ":", "-N2", "-p", "gpu", "true"}},
+	{name: "nodelist", args: []string{"-w", "n2,n1", "true"}},
+	{name: "abbreviation", args: []string{"--partit=gpu", "--gp=2", "true"}},
+	{name: "ntasks fewer than nodes", args: []string{"-N3", "-n2", "true"}},
+}
+
+func TestJobOptSallocReal(t *testing.T) {
+	needClients(t)
+	capt := startCapture(t)
+	dir := workDir(t, "jobopt-salloc-")
+	conf := filepath.Join(dir, "slurm.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(joboptConf, capt.port, capt.port+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runJobOptCases(t, capt, dir, conf, "salloc", joboptSallocCases, jobopt.Salloc)
 }
 
 func runJobOptCases(t *testing.T, capt *captureCtld, dir, conf, prog string, cases []joboptCase, parse func(jobopt.Input) (*jobopt.Result, error)) {
@@ -423,6 +460,7 @@ func runJobOptCases(t *testing.T, capt *captureCtld, dir, conf, prog string, cas
 					// root is the only account every client root knows.
 					LookupUser:  func(n string) (uint32, bool) { return 0, n == "root" || n == "0" },
 					LookupGroup: func(n string) (uint32, bool) { return 0, n == "root" || n == "0" },
+					Cluster:     "refcluster", Shell: "/bin/bash",
 				}
 				if tc.script != "" {
 					in.Script = []byte(tc.script)

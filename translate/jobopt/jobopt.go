@@ -46,7 +46,13 @@ type Input struct {
 	// LookupUser and LookupGroup resolve --uid/--gid (a name, or a
 	// number that must exist) as the submit host's user database does.
 	// nil: no user or group is known, and both options fail.
-	LookupUser  func(name string) (uint32, bool)
+	LookupUser func(name string) (uint32, bool)
+	// Cluster is the ClusterName of the client's slurm.conf (salloc and
+	// srun send it as origin_cluster).
+	Cluster string
+	// Shell is the user's login shell, the command salloc runs when
+	// given none ("/bin/sh" when empty).
+	Shell       string
 	LookupGroup func(name string) (uint32, bool)
 }
 
