@@ -140,6 +140,9 @@ build_root() {
 
 for suite in $SUITES; do build_root "$suite"; done
 
+# Real-world job scripts for the migration audit's test (never committed).
+"$TOOLS/realworld.sh"
+
 # --- report -----------------------------------------------------------------
 # Clients read slurm.conf even for --version (without one they try a DNS SRV
 # lookup and die): give them a minimal one.

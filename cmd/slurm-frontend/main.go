@@ -57,6 +57,8 @@ func main() {
 		err = benchMain(os.Args[2:])
 	case "client-conf", "print-conf":
 		err = clientConf(os.Args[2:], os.Stdout)
+	case "audit":
+		err = auditMain(os.Args[2:], os.Stdout)
 	case "import-slurmdbd":
 		err = importSlurmdbd(os.Args[2:], os.Stderr)
 	case "backendai-double":
@@ -85,6 +87,9 @@ func usage(w io.Writer) {
                                     the server serves the same to 'sackd --conf-server HOST:PORT')
   slurm-frontend bench [flags]      (load generator; see 'slurm-frontend bench -h')
   slurm-frontend backendai-double [flags]  (a Backend.AI manager test double on loopback)
+  slurm-frontend audit [--config FILE] [--backend ...] [--release 22.05|24.11|26.05] [--user NAME]
+                       [--sacct FILE] [--json] [--html FILE] [-v] PATH...
+                                   (which job scripts run unchanged, with a documented difference, or are refused)
   slurm-frontend import-slurmdbd --dsn DSN [--config FILE] [--state-dir DIR] [--cluster NAME]
                                    (a slurmdbd database's job history into the state dir; server stopped)
 engine flags of serve and client-conf:
@@ -117,7 +122,17 @@ type settings struct {
 }
 
 func loadSettings(name string, args []string, withServer bool) (*settings, error) {
+	s, _, err := loadSettingsWith(name, args, withServer, nil)
+	return s, err
+}
+
+// loadSettingsWith is loadSettings for a command with flags of its own
+// (registered by extra) and arguments (returned).
+func loadSettingsWith(name string, args []string, withServer bool, extra func(*flag.FlagSet)) (*settings, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if extra != nil {
+		extra(fs)
+	}
 	cfgPath := fs.String("config", "", "cluster definition in slurm.conf syntax")
 	stateDir := fs.String("state-dir", "", "where jobs are kept (default /var/lib/slurm-frontend)")
 	listen := fs.String("listen", "", "controller address (default 0.0.0.0:SlurmctldPort or 0.0.0.0:6817)")
@@ -133,7 +148,7 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 		server = fs.String("server", "", "address login nodes use to reach this server (HOST:PORT)")
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	memfile.SetEnabled(*sendfile)
 	s := &settings{}
@@ -142,7 +157,7 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 		// errors name the file and line.
 		var err error
 		if s.cfg, err = conf.ParseFile(*cfgPath); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+			return nil, nil, fmt.Errorf("config: %w", err)
 		}
 	} else {
 		s.cfg = conf.New()
@@ -169,14 +184,14 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	s.metricsListen = pick(*metricsListen, "FrontendMetricsListen", "")
 	s.ioAccounting = strings.ToLower(s.cfg.Get("FrontendIOAccounting", "auto"))
 	if s.ioAccounting != "auto" && s.ioAccounting != "userspace" {
-		return nil, fmt.Errorf("FrontendIOAccounting=%s: auto (eBPF where the kernel allows) or userspace", s.ioAccounting)
+		return nil, nil, fmt.Errorf("FrontendIOAccounting=%s: auto (eBPF where the kernel allows) or userspace", s.ioAccounting)
 	}
 	switch s.backend {
 	case "local":
 	case "backendai", "backend.ai":
 		s.backend = "backendai"
 		if s.baiEndpoint == "" {
-			return nil, errors.New("--backend backendai needs --backendai-endpoint (or FrontendBackendAIEndpoint=)")
+			return nil, nil, errors.New("--backend backendai needs --backendai-endpoint (or FrontendBackendAIEndpoint=)")
 		}
 		if s.cfg.Get("GresTypes", "") == "" {
 			// Agents with GPUs come and go: the clients must know the
@@ -185,7 +200,7 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 			s.cfg.Set("GresTypes", "gpu,mps,shard")
 		}
 	default:
-		return nil, fmt.Errorf("--backend %q: local or backendai", s.backend)
+		return nil, nil, fmt.Errorf("--backend %q: local or backendai", s.backend)
 	}
 	s.cfg.Set("ClusterName", s.clusterName)
 	s.cfg.Set("FrontendStateDir", s.stateDir)
@@ -197,12 +212,12 @@ func loadSettings(name string, args []string, withServer bool) (*settings, error
 	if _, p, err := net.SplitHostPort(s.listen); err == nil {
 		s.cfg.Set("SlurmctldPort", p)
 	} else {
-		return nil, fmt.Errorf("--listen %q: %v", s.listen, err)
+		return nil, nil, fmt.Errorf("--listen %q: %v", s.listen, err)
 	}
 	if server != nil {
 		s.server = *server
 	}
-	return s, nil
+	return s, fs.Args(), nil
 }
 
 func serve(args []string) error {

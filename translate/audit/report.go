@@ -43,6 +43,7 @@ type Job struct {
 	Kind       string      `json:"kind"`           // "script", "command", "heredoc"
 	Client     string      `json:"client"`         // "sbatch", "srun", "salloc"
 	Command    string      `json:"command,omitempty"`
+	Args       []string    `json:"args,omitempty"` // the client's arguments as checked (values only known at run time left out)
 	Options    []OptionUse `json:"options"`
 	Verdict    Verdict     `json:"verdict"`
 	Findings   []Finding   `json:"findings,omitempty"`

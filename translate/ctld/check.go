@@ -26,6 +26,9 @@ type hint struct {
 	set          func(d *codec.JobDesc) bool
 }
 
+// distUnknown is SLURM_DIST_UNKNOWN, what the clients send without -m.
+const distUnknown = 0x2000
+
 func set16(v uint16) bool { return v != codec.NoVal16 }
 func set32(v uint32) bool { return v != codec.NoVal }
 
@@ -45,8 +48,21 @@ var hints = []hint{
 	{"--mcs-label", "kept; no MCS plugin groups jobs", func(d *codec.JobDesc) bool { return d.MCSLabel != "" }},
 	{"--prefer", "kept; preferred features do not order placement", func(d *codec.JobDesc) bool { return d.Prefer != "" }},
 	{"--tmp", "kept; local disk space is not a placement constraint", func(d *codec.JobDesc) bool { return set32(d.PnMinTmpDisk) && d.PnMinTmpDisk != 0 }},
-	{"--mincpus", "kept; placement counts the tasks' CPUs", func(d *codec.JobDesc) bool { return set16(d.PnMinCPUs) && d.PnMinCPUs != 0 }},
-	{"--distribution", "kept; tasks are laid out by the engine (block)", func(d *codec.JobDesc) bool { return set32(d.TaskDist) && d.TaskDist != 0 }},
+	{"--mincpus", "kept; placement counts the tasks' CPUs", func(d *codec.JobDesc) bool {
+		// The clients set it themselves to the CPUs a node's tasks
+		// need (-c times --ntasks-per-node); only more is a request.
+		perNode := uint32(1)
+		if set16(d.CPUsPerTask) && d.CPUsPerTask > 0 {
+			perNode = uint32(d.CPUsPerTask)
+		}
+		if set16(d.NtasksPerNode) && d.NtasksPerNode > 0 {
+			perNode *= uint32(d.NtasksPerNode)
+		}
+		return set16(d.PnMinCPUs) && uint32(d.PnMinCPUs) > perNode
+	}},
+	{"--distribution", "kept; tasks are laid out by the engine (block)", func(d *codec.JobDesc) bool {
+		return set32(d.TaskDist) && d.TaskDist != 0 && d.TaskDist != distUnknown
+	}},
 	{"--cpu-bind", "kept; tasks are not bound to CPUs beyond the job's cgroup", func(d *codec.JobDesc) bool {
 		return d.CPUBind != "" || (set16(d.CPUBindType) && d.CPUBindType != 0)
 	}},

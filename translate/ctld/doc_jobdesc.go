@@ -36,5 +36,10 @@ package ctld
 //	--thread-spec, --x11, --switches      refused: ESLURM_NOT_SUPPORTED with the reason
 //	--cpu-freq, --gpu-freq, --profile,
 //	--acctg-freq, --network, --wckey,
-//	--mcs-label, --prefer                 kept as hints; slurmctld with these plugins off accepts them alike
+//	--mcs-label, --prefer, --tmp, task
+//	layout and binding (--distribution,
+//	--cpu-bind, --ntasks-per-core ...)    kept as hints; slurmctld with these plugins off accepts them alike.
+//	                                      The list is the hints table in check.go: the migration audit
+//	                                      reports each as a documented difference, and a submission
+//	                                      using one is logged at debug level
 const _ = 0

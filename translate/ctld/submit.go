@@ -338,8 +338,11 @@ func (c *Controller) featuresKnown(expr string) bool {
 			}
 		}
 	}
-	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return strings.ContainsRune("&|,[]()*0123456789", r) }) {
-		if !have[f] {
+	// Operators and grouping separate names; "name*count" asks for count
+	// nodes with it. Digits are part of names ("avx2", "a100").
+	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return strings.ContainsRune("&|,[]()", r) }) {
+		f, _, _ = strings.Cut(f, "*")
+		if f != "" && !have[f] {
 			return false
 		}
 	}

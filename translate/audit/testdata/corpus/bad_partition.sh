@@ -1,0 +1,4 @@
+#!/bin/bash
+#SBATCH -p bigmem
+#SBATCH -t 10
+./assemble

@@ -1,0 +1,5 @@
+#!/bin/bash
+#SBATCH -t 15
+echo starting
+#SBATCH -p gpu
+./run

@@ -1,0 +1,4 @@
+#!/bin/bash
+#SBATCH --reservation=maintenance
+#SBATCH -t 10
+hostname

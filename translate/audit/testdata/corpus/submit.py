@@ -1,0 +1,2 @@
+import subprocess
+subprocess.run(["sbatch", "--parsable", "-p", "cpu", "job.sh"], check=True)
