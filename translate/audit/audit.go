@@ -136,7 +136,7 @@ func (a *Auditor) Scripts(paths []string) (*Report, error) {
 			if !clients[prog] || (prog != "sbatch" && f.batch) {
 				continue
 			}
-			r.Jobs = append(r.Jobs, a.call(f, c, prog, args, byPath))
+			r.Jobs = append(r.Jobs, a.call(f, c, prog, args, byPath, calls[f]))
 		}
 		if !f.shell && bytes.Contains(f.data, []byte("sbatch")) && !hasDirectives(f.data) {
 			r.Skipped = append(r.Skipped, Skipped{File: f.path, Reason: "not a shell script: the sbatch calls it makes are not followed"})
@@ -201,8 +201,10 @@ func isShell(path string, data []byte) bool {
 	return hasDirectives(data)
 }
 
-// hasDirectives reports whether sbatch reads #SBATCH lines from data.
+// hasDirectives reports whether sbatch reads #SBATCH lines from data
+// (a template's, once its code is taken out).
 func hasDirectives(data []byte) bool {
+	data, _ = untemplate(data)
 	return len(directives(data)) > 0
 }
 
@@ -242,6 +244,11 @@ func (a *Auditor) env() []string {
 	if !has("HOME") {
 		env = append(env, "HOME=/")
 	}
+	if !has("DISPLAY") {
+		// Users run srun --x11 from a desktop or ssh -X: the client
+		// refuses it without a display before asking anything.
+		env = append(env, "DISPLAY=localhost:10.0")
+	}
 	return env
 }
 
@@ -259,13 +266,19 @@ func (a *Auditor) script(f *file) Job {
 }
 
 // call classifies one sbatch/srun/salloc call of a wrapper.
-func (a *Auditor) call(f *file, c command, prog string, args []word, byPath map[string]*file) Job {
+func (a *Auditor) call(f *file, c command, prog string, args []word, byPath map[string]*file, all []command) Job {
 	j := Job{File: f.path, Line: c.line, Kind: "command", Client: prog}
 	var argv []string
 	var text []string
+	var made *heredoc // the script, made by <(cat <<EOF …)
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		text = append(text, w.text)
+		if w.from > 0 && w.from <= len(all) && all[w.from-1].stdin != nil && prog == "sbatch" && scriptArg(wordsOf(argv)) == "" {
+			made = all[w.from-1].stdin
+			argv = append(argv, "MADE-SCRIPT")
+			continue
+		}
 		if !w.dynamic {
 			argv = append(argv, w.text)
 			continue
@@ -297,6 +310,11 @@ func (a *Auditor) call(f *file, c command, prog string, args []word, byPath map[
 		switch s := scriptArg(wordsOf(argv)); {
 		case s == "UNRESOLVED-SCRIPT":
 			in.Script = []byte("#!/bin/sh\n")
+		case s == "MADE-SCRIPT":
+			j.Kind = "heredoc"
+			body, un := placeholders([]byte(made.body), made.expand)
+			in.Script = body
+			j.Unresolved = append(j.Unresolved, un...)
 		case s != "":
 			if g := byPath[resolve(f.path, s)]; g != nil {
 				in.Script, _ = placeholders(g.data, false)
@@ -556,7 +574,12 @@ func (a *Auditor) check(prog string, in jobopt.Input, res *jobopt.Result) ([]ctl
 // without each option in turn.
 func (a *Auditor) refusal(prog string, in jobopt.Input, res *jobopt.Result, err error) Finding {
 	code := codec.CodeOf(err)
-	f := Finding{Verdict: Refused, SlurmError: codec.ErrorName(code), Code: code, Reason: err.Error()}
+	reason := err.Error()
+	var ce *codec.Error
+	if errors.As(err, &ce) {
+		reason = ce.Msg
+	}
+	f := Finding{Verdict: Refused, SlurmError: codec.ErrorName(code), Code: code, Reason: reason}
 	var lines []string
 	if t := ctld.RefusalText(err); t != "" {
 		lines = append(lines, prog+": error: "+t)

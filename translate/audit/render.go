@@ -515,7 +515,7 @@ func WriteText(w io.Writer, r *Report, verbose bool) error {
 		jobTable(other).write(&b)
 	}
 	if n := len(v.Jobs) - listed; n > 0 {
-		p("\n%d %s unchanged (not listed; verbose output lists them)\n", n, plural(n, "job runs", "jobs run"))
+		p("\n%d %s unchanged (not listed; -v lists them)\n", n, plural(n, "job runs", "jobs run"))
 	}
 	if len(v.Jobs) == 0 {
 		p("\nNo jobs found.\n")
@@ -531,7 +531,7 @@ func WriteText(w io.Writer, r *Report, verbose bool) error {
 			}
 			t.write(&b)
 		} else {
-			p("\n%d %s skipped (verbose output lists them)\n", len(r.Skipped), plural(len(r.Skipped), "file", "files"))
+			p("\n%d %s skipped (-v lists them)\n", len(r.Skipped), plural(len(r.Skipped), "file", "files"))
 		}
 	}
 

@@ -187,10 +187,10 @@ func TestWriteTextSummary(t *testing.T) {
 	assert.Equal(t, "jobs/prep.sh", cells(diff[3])[0])
 	assert.Less(t, strings.Index(out, "Refused (3 jobs)"), strings.Index(out, "Runs with a documented difference"))
 
-	assert.Contains(t, out, "\n3 jobs run unchanged (not listed; verbose output lists them)\n")
+	assert.Contains(t, out, "\n3 jobs run unchanged (not listed; -v lists them)\n")
 	assert.NotContains(t, out, "jobs/a.sh")
 	assert.NotContains(t, out, "Runs unchanged (")
-	assert.Contains(t, out, "\n1 file skipped (verbose output lists them)\n")
+	assert.Contains(t, out, "\n1 file skipped (-v lists them)\n")
 	assert.NotContains(t, out, "jobs/core.bin")
 	assert.NotContains(t, out, "History")
 }

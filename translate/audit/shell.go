@@ -15,6 +15,9 @@ import (
 type word struct {
 	text    string
 	dynamic bool // holds an expansion whose value is only known when the script runs
+	// from is, for a process substitution <(cat <<EOF …), 1 + the index
+	// of that cat command (whose here-document is the file's content).
+	from int
 }
 
 // heredoc is a here-document given to a command's standard input.
@@ -164,6 +167,29 @@ func (lx *lexer) redirect() {
 		expand := !strings.ContainsAny(raw, `'"\`)
 		lx.inCmd = true
 		lx.pending = append(lx.pending, pendingDoc{idx: -1, delim: w.text, strip: strip, expand: expand})
+		return
+	}
+	if strings.HasPrefix(lx.src[lx.pos:], "<(") {
+		// A process substitution: a file argument made by a command
+		// (sbatch <(cat <<EOF …)).
+		lx.pos += 2
+		sub := &lexer{src: lx.src, pos: lx.pos, line: lx.line, vars: lx.vars}
+		sub.run(true)
+		sub.endCommand()
+		base := len(lx.out)
+		lx.out = append(lx.out, sub.out...)
+		for _, p := range sub.pending {
+			p.idx += base
+			lx.pending = append(lx.pending, p)
+		}
+		lx.pos, lx.line = sub.pos, sub.line
+		w := word{text: "/dev/fd/63", dynamic: true}
+		for i := base; i < len(lx.out); i++ {
+			if prog, _ := lx.out[i].call(); prog == "cat" {
+				w.from = i + 1
+			}
+		}
+		lx.addWord(w)
 		return
 	}
 	// > >> < <> >& <& >|
@@ -490,7 +516,8 @@ func (c *command) call() (string, []word) {
 	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
 		prog = prog[i+1:]
 	}
-	if ws[0].dynamic {
+	if ws[0].dynamic && !clients[prog] {
+		// ${bindir}/sbatch is still sbatch; $CMD is anyone.
 		prog = ""
 	}
 	return prog, ws[1:]

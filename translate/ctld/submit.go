@@ -463,6 +463,21 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	if uint32(j.CPUsPerTask) > maxCPUs {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
 	}
+	// What one node must hold: --ntasks-per-node tasks, or the job's CPUs
+	// spread over at most --nodes=MAX nodes (sbatch -N1 -n30 on 16-CPU
+	// nodes can never start: slurmctld refuses it at submission).
+	// With -O (overcommit) the job holds one CPU per node: nothing to
+	// check.
+	var perNode uint32
+	if tasks := uint32(j.TasksPerNode) * uint32(max(j.CPUsPerTask, 1)); j.MinCPUs >= tasks {
+		perNode = tasks
+	}
+	if j.MaxNodes > 0 && j.MaxNodes != codec.NoVal {
+		perNode = max(perNode, (j.MinCPUs+j.MaxNodes-1)/j.MaxNodes)
+	}
+	if perNode > maxCPUs {
+		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d CPUs per node requested, partition %s nodes have at most %d", perNode, p.Name, maxCPUs)
+	}
 	if j.MinCPUs > totalCPUs {
 		// More CPUs than the partition has: slurmctld 24.11 says only
 		// "Requested node configuration is not available" (sbatch -n8,

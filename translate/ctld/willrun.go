@@ -35,6 +35,15 @@ func (c *Controller) willRun(req *Request) Reply {
 		c.logf("will-run from uid %d: undecodable job description: %v", req.UID, err)
 		return rcReply(codec.CodeOf(err))
 	}
+	if d.Script == "" {
+		// salloc and srun --test-only, and a het job's later
+		// components: slurmctld checks those as allocations (no script,
+		// no environment of their own).
+		d.Script = allocScript
+		if len(d.Environment) == 0 {
+			d.Environment = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+		}
+	}
 	job, _, err := c.translateJobDesc(req, &d)
 	if err != nil {
 		c.logf("will-run from uid %d refused: %v", req.UID, err)
