@@ -52,8 +52,11 @@ type Input struct {
 	Cluster string
 	// Shell is the user's login shell, the command salloc runs when
 	// given none ("/bin/sh" when empty).
-	Shell       string
-	LookupGroup func(name string) (uint32, bool)
+	Shell string
+	// TaskAffinity: the client's TaskPlugin is not task/none; srun
+	// --cpu-bind notes when it is.
+	TaskAffinity bool
+	LookupGroup  func(name string) (uint32, bool)
 }
 
 // Use is one option as applied.
