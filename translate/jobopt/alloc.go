@@ -170,9 +170,7 @@ func (p *parser) sallocVerify() {
 		p.errorf("Cannot specify both --bb and --bbf")
 		p.exit(p.errExit)
 	} else if o.bbf.ok {
-		// The file is read by the client; a pure parser cannot.
-		p.errorf("Invalid --bbf specification")
-		p.exit(p.errExit)
+		p.note("--bbf " + o.bbf.s + ": the burst buffer specification is read from that file")
 	}
 	if o.hint.ok && !p.validateHint() {
 		if !p.verifyHint(o.hint.s) {
@@ -180,8 +178,7 @@ func (p *parser) sallocVerify() {
 		}
 	}
 	if o.exclude.ok && strings.Contains(o.exclude.s, "/") {
-		p.errorf("Unable to open file %s", o.exclude.s)
-		p.exit(p.errExit)
+		p.note("--exclude " + o.exclude.s + ": a file name, read by the client")
 	}
 	var hl []host
 	if p.rel == r22 {
@@ -428,4 +425,5 @@ func (p *parser) x11Display() {
 		p.errorf("Error parsing DISPLAY environment variable. Cannot use X11 forwarding.")
 		p.exit(-1)
 	}
+	p.note("--x11: the display target and xauth cookie are the client's")
 }

@@ -82,6 +82,10 @@ type Result struct {
 	// Stderr is everything the client prints on stderr before it sends
 	// the request (warnings and ignored-option errors).
 	Stderr []string
+	// Unmodelled lists what the client would also take into account
+	// that jobopt does not reproduce (files it would read, #PBS/#BSUB
+	// translation, X11 cookies): the result may differ there.
+	Unmodelled []string
 }
 
 // ClientError is a client's refusal: the lines it prints on stderr and

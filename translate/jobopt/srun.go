@@ -210,8 +210,7 @@ func (p *parser) srunVerify() {
 		p.errorf("Cannot specify both --burst-buffer and --bbf")
 		p.exit(p.errExit)
 	} else if o.bbf.ok {
-		p.errorf("Invalid --bbf specification")
-		p.exit(p.errExit)
+		p.note("--bbf " + o.bbf.s + ": the burst buffer specification is read from that file")
 	}
 	_, exact := o.srunOther["exact"]
 	_, whole := o.srunOther["whole"]
@@ -234,8 +233,7 @@ func (p *parser) srunVerify() {
 		o.cmdName = baseName(o.argv[0])
 	}
 	if o.exclude.ok && strings.Contains(o.exclude.s, "/") {
-		p.errorf("Unable to open file %s", o.exclude.s)
-		p.exit(p.errExit)
+		p.note("--exclude " + o.exclude.s + ": a file name, read by the client")
 	}
 	if p.setByCLI("exclusive") && p.setByCLI("overlap") {
 		p.errorf("--exclusive and --overlap are mutually exclusive")
