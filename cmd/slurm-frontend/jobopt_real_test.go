@@ -417,6 +417,41 @@ var joboptSallocCases = []joboptCase{
 	{name: "ntasks fewer than nodes", args: []string{"-N3", "-n2", "true"}},
 }
 
+// joboptSrunCases: the allocation srun requests when run outside one.
+var joboptSrunCases = []joboptCase{
+	{name: "plain", args: []string{"hostname"}},
+	{name: "resources", args: []string{"-N2", "-n4", "-c2", "--mem-per-cpu=1G", "-t", "30", "-p", "gpu", "/bin/echo", "hi"}},
+	{name: "job name and label", args: []string{"-J", "x", "-l", "-u", "true"}},
+	{name: "cpu bind cores", args: []string{"--cpu-bind=cores", "true"}},
+	{name: "cpu bind map", args: []string{"--cpu-bind=verbose,map_cpu:0,1*2", "true"}},
+	{name: "cpu bind bad", args: []string{"--cpu-bind=sideways", "true"}},
+	{name: "ntasks per core", args: []string{"--ntasks-per-core=1", "-n2", "true"}},
+	{name: "gpus per task", args: []string{"-n2", "--gpus-per-task=1", "true"}},
+	{name: "exclusive overlap", args: []string{"--exclusive", "--overlap", "true"}},
+	{name: "no command", args: []string{"-N1"}},
+	{name: "env input", args: []string{"true"}, env: []string{"SLURM_PARTITION=gpu", "SLURM_TIMELIMIT=9", "SLURM_NTASKS=3"}},
+	{name: "srun-only options", args: []string{"--mpi=none", "--kill-on-bad-exit=1", "--pty", "--unbuffered", "true"}},
+	{name: "pty with output", args: []string{"--pty", "-o", "x", "true"}},
+	{name: "wait and threads", args: []string{"-W", "5", "-T", "2", "true"}},
+	{name: "ntasks fewer than nodes", args: []string{"-N3", "-n2", "true"}},
+	{name: "nodelist", args: []string{"-w", "n[1-2]", "true"}},
+	{name: "sbatch-only option", args: []string{"--array=1-2", "true"}},
+	{name: "bad value", args: []string{"-N", "x", "true"}},
+	{name: "x11", args: []string{"--x11", "true"}},
+	{name: "immediate", args: []string{"--immediate=10", "true"}},
+}
+
+func TestJobOptSrunReal(t *testing.T) {
+	needClients(t)
+	capt := startCapture(t)
+	dir := workDir(t, "jobopt-srun-")
+	conf := filepath.Join(dir, "slurm.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(joboptConf, capt.port, capt.port+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runJobOptCases(t, capt, dir, conf, "srun", joboptSrunCases, jobopt.Srun)
+}
+
 func TestJobOptSallocReal(t *testing.T) {
 	needClients(t)
 	capt := startCapture(t)
@@ -537,7 +572,8 @@ func compareJobOpt(t *testing.T, prog, rel string, got []capturedMsg, stdout, st
 	// its report of our refusal.
 	var before []string
 	for _, l := range lines {
-		if strings.Contains(l, "submission failed") || strings.Contains(l, "allocation failure") || strings.Contains(l, "Job submit/allocate failed") {
+		if strings.Contains(l, "submission failed") || strings.Contains(l, "allocation failure") || strings.Contains(l, "Job submit/allocate failed") ||
+			strings.Contains(l, "Unable to allocate resources") {
 			continue
 		}
 		before = append(before, l)

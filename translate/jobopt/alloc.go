@@ -170,9 +170,7 @@ func (p *parser) sallocVerify() {
 		p.errorf("Cannot specify both --bb and --bbf")
 		p.exit(p.errExit)
 	} else if o.bbf.ok {
-		// The file is read by the client; a pure parser cannot.
-		p.errorf("Invalid --bbf specification")
-		p.exit(p.errExit)
+		p.note("--bbf " + o.bbf.s + ": the burst buffer specification is read from that file")
 	}
 	if o.hint.ok && !p.validateHint() {
 		if !p.verifyHint(o.hint.s) {
@@ -180,8 +178,7 @@ func (p *parser) sallocVerify() {
 		}
 	}
 	if o.exclude.ok && strings.Contains(o.exclude.s, "/") {
-		p.errorf("Unable to open file %s", o.exclude.s)
-		p.exit(p.errExit)
+		p.note("--exclude " + o.exclude.s + ": a file name, read by the client")
 	}
 	var hl []host
 	if p.rel == r22 {
@@ -309,16 +306,101 @@ func (p *parser) sallocVerify() {
 	}
 }
 
-func (p *parser) srun() *Result {
-	p.errorf("srun parsing is not implemented yet")
-	p.exit(1)
-	return nil
-}
-
-// setCPUBind is srun's --cpu-bind (slurm_verify_cpu_bind).
+// setCPUBind is srun's --cpu-bind: the string is kept and checked in
+// srunVerify (slurm_verify_cpu_bind).
 func (p *parser) setCPUBind(arg string) error {
 	p.o.cpuBind = some(arg)
 	return nil
+}
+
+// verifyCPUBind is slurm_verify_cpu_bind.
+func (p *parser) verifyCPUBind(arg string) bool {
+	o := &p.o
+	const bindBits = 0x20 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+	const toBits = 0x8 | 0x4 | 0x2 | 0x10
+	b := []byte(arg)
+	for i := range b {
+		if b[i] == ',' && !(i+1 < len(b) && isDigit(b[i+1])) {
+			b[i] = ';'
+		}
+	}
+	logged := false
+	ok := true
+	for _, tok := range strings.Split(string(b), ";") {
+		if !ok {
+			break
+		}
+		lt := strings.ToLower(tok)
+		if lt == "help" {
+			p.exit(0)
+		}
+		if p.rel == r22 && !p.in.TaskAffinity && !logged {
+			p.infof("cluster configuration lacks support for cpu binding")
+			logged = true
+		}
+		list := func(kind string, flag uint16, mask bool) {
+			l := ""
+			if i := strings.IndexAny(tok, ":="); i >= 0 {
+				l = tok[i+1:]
+				if j := strings.IndexAny(l, ":="); j >= 0 {
+					l = l[:j]
+				}
+			}
+			o.cpuBindType = o.cpuBindType&^bindBits | flag
+			o.cpuBind = null
+			if l == "" {
+				p.errorf("missing list for \"--cpu-bind=%s:<list>\"", kind)
+				ok = false
+				return
+			}
+			v, good := p.expandMult(l, kind, mask)
+			if !good {
+				ok = false
+				return
+			}
+			o.cpuBind = some(v)
+		}
+		switch {
+		case lt == "q" || lt == "quiet":
+			o.cpuBindType &^= 1
+		case lt == "v" || lt == "verbose":
+			o.cpuBindType |= 1
+		case lt == "one_thread":
+			o.cpuBindType |= 0x2000
+		case lt == "no" || lt == "none":
+			o.cpuBindType = o.cpuBindType&^bindBits | 0x20
+			o.cpuBind = null
+		case lt == "rank":
+			p.infof("Ignoring --cpu-bind=rank. Rank binding is obsolete.")
+			o.cpuBind = null
+		case strings.HasPrefix(lt, "map_cpu") || strings.HasPrefix(lt, "mapcpu"):
+			list("map_cpu", 0x80, false)
+		case strings.HasPrefix(lt, "mask_cpu") || strings.HasPrefix(lt, "maskcpu"):
+			list("mask_cpu", 0x100, true)
+		case lt == "rank_ldom":
+			o.cpuBindType = o.cpuBindType&^bindBits | 0x200
+			o.cpuBind = null
+		case strings.HasPrefix(lt, "map_ldom") || strings.HasPrefix(lt, "mapldom"):
+			list("map_ldom", 0x400, false)
+		case strings.HasPrefix(lt, "mask_ldom") || strings.HasPrefix(lt, "maskldom"):
+			list("mask_ldom", 0x800, true)
+		case lt == "socket" || lt == "sockets":
+			o.cpuBindType = o.cpuBindType&^toBits | 0x8
+		case lt == "core" || lt == "cores":
+			o.cpuBindType = o.cpuBindType&^toBits | 0x4
+		case lt == "thread" || lt == "threads":
+			o.cpuBindType = o.cpuBindType&^toBits | 0x2
+		case lt == "ldom" || lt == "ldoms":
+			o.cpuBindType = o.cpuBindType&^toBits | 0x10
+		default:
+			p.errorf("unrecognized --cpu-bind argument \"%s\"", tok)
+			ok = false
+		}
+	}
+	if !ok {
+		p.fatalf("Failed to parse --cpu-bind= values.")
+	}
+	return ok
 }
 
 // setSrunOnly handles srun options that stay in srun.
@@ -343,4 +425,5 @@ func (p *parser) x11Display() {
 		p.errorf("Error parsing DISPLAY environment variable. Cannot use X11 forwarding.")
 		p.exit(-1)
 	}
+	p.note("--x11: the display target and xauth cookie are the client's")
 }

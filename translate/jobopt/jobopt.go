@@ -52,8 +52,11 @@ type Input struct {
 	Cluster string
 	// Shell is the user's login shell, the command salloc runs when
 	// given none ("/bin/sh" when empty).
-	Shell       string
-	LookupGroup func(name string) (uint32, bool)
+	Shell string
+	// TaskAffinity: the client's TaskPlugin is not task/none; srun
+	// --cpu-bind notes when it is.
+	TaskAffinity bool
+	LookupGroup  func(name string) (uint32, bool)
 }
 
 // Use is one option as applied.
@@ -79,6 +82,10 @@ type Result struct {
 	// Stderr is everything the client prints on stderr before it sends
 	// the request (warnings and ignored-option errors).
 	Stderr []string
+	// Unmodelled lists what the client would also take into account
+	// that jobopt does not reproduce (files it would read, #PBS/#BSUB
+	// translation, X11 cookies): the result may differ there.
+	Unmodelled []string
 }
 
 // ClientError is a client's refusal: the lines it prints on stderr and

@@ -164,3 +164,46 @@ func FuzzSbatch(f *testing.F) {
 		}
 	})
 }
+
+func TestSallocSrun(t *testing.T) {
+	in := sbatchIn(codec.V24_11, "", []string{"SALLOC_PARTITION=gpu", "SLURM_TIMELIMIT=7"}, "-N2", "--gpus-per-node=1")
+	in.Cluster, in.Shell = "c1", "/bin/zsh"
+	res, err := Salloc(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Jobs[0]
+	if d.Partition != "gpu" || d.MinNodes != 2 || d.Name != "interactive" || !reflect.DeepEqual(d.Argv, []string{"/bin/zsh"}) || d.OriginCluster != "c1" || d.TRESPerNode != "gres/gpu:1" {
+		t.Errorf("salloc: %+v", d)
+	}
+	in.Args = []string{"--cpu-bind=cores", "-n2", "/bin/hostname", "-f"}
+	res, err = Srun(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = res.Jobs[0]
+	if d.TimeLimit != 7 || d.Name != "hostname" || d.CPUBind != "cores" || d.CPUBindType != 0x4 || d.WaitAllNodes != 1 || d.NumTasks != 2 {
+		t.Errorf("srun: %+v", d)
+	}
+	if _, err := Srun(sbatchIn(codec.V24_11, "", nil, "-N1")); err == nil || err.(*ClientError).Lines[0] != "srun: fatal: No command given to execute." {
+		t.Errorf("srun without a command: %v", err)
+	}
+}
+
+// FuzzAlloc: salloc and srun never panic either.
+func FuzzAlloc(f *testing.F) {
+	f.Add("-N2 --gpus=2 --cpu-bind=map_cpu:0,1*2 hostname", "SLURM_NTASKS=3", uint8(1))
+	f.Add("-n1 : -n2 --exclusive=user true", "SALLOC_NO_SHELL=1", uint8(0))
+	f.Fuzz(func(t *testing.T, args, env string, v uint8) {
+		in := Input{Args: strings.Fields(args), Env: strings.Split(env, "\n"), Cwd: "/w",
+			Version: allVersions[int(v)%3], Now: time.Unix(1900000000, 0).UTC(), GresTypes: []string{"gpu"}}
+		parse := Salloc
+		if v&4 != 0 {
+			parse = Srun
+		}
+		res, err := parse(in)
+		if err == nil && len(res.Jobs) == 0 {
+			t.Fatal("no job and no error")
+		}
+	})
+}

@@ -112,6 +112,7 @@ type opts struct {
 	cpuBind     cstr
 	cpuBindType uint16
 	exact       bool
+	cmdName     string
 	exclusive   bool
 	srunOther   map[string]string
 

@@ -2,7 +2,6 @@ package jobopt
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -364,4 +363,3 @@ func getDate(s string, pos *int, month, mday, year *int) bool {
 	return true
 }
 
-var _ = strings.TrimSpace

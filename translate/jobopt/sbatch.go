@@ -348,6 +348,14 @@ func (p *parser) searchPath(cmd string) string {
 func (p *parser) sbatchSecondPass(args []string, comp int, file string, body []byte, submitLine string) (more bool, optind int) {
 	p.resetAll(false)
 	more = p.batchScript(file, body, comp)
+	if !p.o.ignorePBS && comp == 0 {
+		for _, l := range scriptLines(body) {
+			if strings.HasPrefix(l, "#PBS") || strings.HasPrefix(l, "#BSUB") {
+				p.note("#PBS/#BSUB directives: sbatch translates them into options (give --ignore-pbs to stop it)")
+				break
+			}
+		}
+	}
 	p.optEnv(sbatchEnv)
 	optind = p.applyArgs(args, false, false, "command line", nil)
 	p.sbatchVerify()

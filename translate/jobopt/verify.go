@@ -243,21 +243,30 @@ func (p *parser) verifyHint(arg string) bool {
 func (p *parser) validateNodelist() {
 	o := &p.o
 	if o.nodefile.ok {
-		p.errorf("Invalid --nodefile node file")
-		p.exit(-1)
+		p.note("--nodefile " + o.nodefile.s + ": the node list is read from that file by the client")
+		o.nodefile = null
+		return
 	}
 	if !o.nodelist.ok {
 		if hf, ok := p.getenv("SLURM_HOSTFILE"); ok {
-			_ = hf
-			p.errorf("Failure getting NodeNames from hostfile")
-			p.exit(1)
+			p.note("SLURM_HOSTFILE=" + hf + ": the node list and an arbitrary distribution come from that file")
 		}
 		return
 	}
 	if strings.Contains(o.nodelist.s, "/") {
-		p.errorf("Unable to open file %s", o.nodelist.s)
-		p.exit(1)
+		p.note("--nodelist " + o.nodelist.s + ": a file name, read by the client")
+		o.nodelist = null
 	}
+}
+
+// note records something the client would do that jobopt cannot.
+func (p *parser) note(s string) {
+	for _, n := range p.res.Unmodelled {
+		if n == s {
+			return
+		}
+	}
+	p.res.Unmodelled = append(p.res.Unmodelled, s)
 }
 
 // sbatchVerify is sbatch's _opt_verify.
@@ -279,6 +288,12 @@ func (p *parser) sbatchVerify() {
 	if o.bb.ok && o.bbf.ok {
 		p.errorf("Cannot specify both --burst-buffer and --bbf")
 		p.exit(p.errExit)
+	}
+	if o.bbf.ok {
+		p.note("--bbf " + o.bbf.s + ": sbatch adds that file's burst buffer directives to the script")
+	}
+	if o.exportFile.ok {
+		p.note("--export-file " + o.exportFile.s + ": the job's environment is read from that file")
 	}
 	if o.container.ok {
 		p.setEnvIfUnset("SLURM_CONTAINER", o.container.s)
@@ -303,8 +318,7 @@ func (p *parser) sbatchVerify() {
 		}
 	}
 	if o.exclude.ok && strings.Contains(o.exclude.s, "/") {
-		p.errorf("Unable to open file %s", o.exclude.s)
-		p.exit(p.errExit)
+		p.note("--exclude " + o.exclude.s + ": a file name, read by the client")
 	}
 	var hlCnt int
 	if p.rel >= r24 {
@@ -559,8 +573,7 @@ func memBindTypeString(t uint16) string {
 func (p *parser) validateNodelist22() {
 	o := &p.o
 	if o.exclude.ok && strings.Contains(o.exclude.s, "/") {
-		p.errorf("Unable to open file %s", o.exclude.s)
-		p.exit(p.errExit)
+		p.note("--exclude " + o.exclude.s + ": a file name, read by the client")
 	}
 	p.validateNodelist()
 	if o.nodelist.ok {
