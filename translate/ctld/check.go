@@ -32,7 +32,9 @@ const distUnknown = 0x2000
 func set16(v uint16) bool { return v != codec.NoVal16 }
 func set32(v uint32) bool { return v != codec.NoVal }
 
-// hints are the fields kept without effect. Each is what a slurmctld
+// hints are the fields kept without effect. (--wait-all-nodes and
+// --delay-boot are not among them: nodes here are always booted, so a
+// job that waits for its nodes starts when placed, as there.) Each is what a slurmctld
 // without the plugin that acts on it does too (so the job is accepted as
 // there), or what the engine places by itself (task layout and binding).
 var hints = []hint{
@@ -81,8 +83,6 @@ var hints = []hint{
 	{"--gpu-bind", "kept; GPUs are given to the job, not bound per task", func(d *codec.JobDesc) bool { return d.TRESBind != "" }},
 	{"--oversubscribe", "kept; the engine shares nodes by free CPUs", func(d *codec.JobDesc) bool { return d.Shared != codec.NoVal16 && d.Shared != 0 }},
 	{"--no-kill", "kept; a job whose node fails ends (NODE_FAIL)", func(d *codec.JobDesc) bool { return set16(d.KillOnNodeFail) && d.KillOnNodeFail == 0 }},
-	{"--delay-boot", "kept; nodes are not rebooted for jobs", func(d *codec.JobDesc) bool { return set32(d.DelayBoot) }},
-	{"--wait-all-nodes", "kept; a job starts when the engine has placed it", func(d *codec.JobDesc) bool { return set16(d.WaitAllNodes) && d.WaitAllNodes != 0 }},
 	{"--cluster-constraint", "kept; one cluster", func(d *codec.JobDesc) bool { return d.ClusterFeatures != "" }},
 	{"--batch", "kept; the batch script runs on the job's first node", func(d *codec.JobDesc) bool { return d.BatchFeatures != "" }},
 	{"--extra", "kept and shown", func(d *codec.JobDesc) bool { return d.Extra != "" }},
