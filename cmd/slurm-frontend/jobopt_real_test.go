@@ -378,7 +378,6 @@ var joboptExcluded = map[string]string{
 	"OtherPort":     "the port of salloc/srun's message thread",
 	"AllocSID":      "the submitting process's session id (getsid)",
 	"Environment":   "compared separately, without the variables only the running client knows",
-	"AllocNode":     "the submit host's name",
 	"EmptyStrs":     "compared through the string fields' NULL/empty state below",
 }
 

@@ -362,4 +362,3 @@ func getDate(s string, pos *int, month, mday, year *int) bool {
 	}
 	return true
 }
-
