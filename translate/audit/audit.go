@@ -459,6 +459,8 @@ func untemplate(data []byte) ([]byte, []string) {
 		b.WriteString(s[:i])
 		end := strings.Index(s[i:], "%>")
 		if end < 0 {
+			// An unclosed block runs to the end: its lines stay, blank.
+			b.WriteString(strings.Repeat("\n", strings.Count(s[i:], "\n")))
 			break
 		}
 		b.WriteString(strings.Repeat("\n", strings.Count(s[i:i+end], "\n")))
@@ -468,11 +470,12 @@ func untemplate(data []byte) ([]byte, []string) {
 	var unresolved []string
 	for n, ln := range lines {
 		t := strings.TrimSpace(ln)
+		blank := ln[len(strings.TrimRight(ln, "\n")):] // the line's own end, if it has one
 		if strings.HasPrefix(t, "<%=") && strings.HasSuffix(t, "%>") && strings.Count(t, "<%") == 1 {
 			unresolved = append(unresolved, fmt.Sprintf("template line %d", n+1))
-			lines[n] = "\n"
+			lines[n] = blank
 		} else if t == "-" || t == "-%>" {
-			lines[n] = "\n"
+			lines[n] = blank
 		}
 	}
 	return []byte(strings.Join(lines, "")), unresolved
@@ -508,6 +511,9 @@ func (a *Auditor) classify(j *Job, prog string, in jobopt.Input) {
 		j.Findings = append(j.Findings, Finding{Verdict: Refused, Reason: err.Error()})
 		return
 	}
+	// What the client would also read from files or the system (a
+	// --nodefile, #PBS lines): left to run time, as shell values are.
+	j.Unresolved = append(j.Unresolved, res.Unmodelled...)
 	for _, u := range res.Uses {
 		j.Options = append(j.Options, OptionUse{Name: u.Name, Written: u.Written, Value: u.Value, Source: source(u)})
 	}

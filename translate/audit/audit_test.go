@@ -122,7 +122,12 @@ func TestAuditCorpus(t *testing.T) {
 		sort.Strings(opts)
 		sort.Strings(e.options)
 		assert.Equal(t, e.options, opts, "%s: findings %+v", where, j.Findings)
-		assert.ElementsMatch(t, e.unresolved, j.Unresolved, where)
+		var un []string // "--x11: why" is matched by its option
+		for _, u := range j.Unresolved {
+			o, _, _ := strings.Cut(u, ":")
+			un = append(un, o)
+		}
+		assert.ElementsMatch(t, e.unresolved, un, where)
 		if j.Verdict == Refused {
 			assert.NotEmpty(t, j.Findings[0].Message, "%s: a refusal says what the user would read", where)
 		}

@@ -163,7 +163,7 @@ func (lx *lexer) redirect() {
 		}
 		start := lx.pos
 		w := lx.word()
-		raw := lx.src[start:lx.pos]
+		raw := lx.since(start)
 		expand := !strings.ContainsAny(raw, `'"\`)
 		lx.inCmd = true
 		lx.pending = append(lx.pending, pendingDoc{idx: -1, delim: w.text, strip: strip, expand: expand})
@@ -246,6 +246,8 @@ func (lx *lexer) readHeredocs() {
 
 // word reads one word at pos.
 func (lx *lexer) word() word {
+	// An unclosed quote or expansion ends the text: pos stops there.
+	defer lx.clamp()
 	var b strings.Builder
 	w := word{}
 	for lx.pos < len(lx.src) {
@@ -334,6 +336,7 @@ func (lx *lexer) word() word {
 // text as written and false. Commands inside $(…) and `…` are read as
 // commands of their own (a wrapper's jobid=$(sbatch …) is a call).
 func (lx *lexer) expansion() (string, bool) {
+	defer lx.clamp()
 	start := lx.pos
 	if lx.src[lx.pos] == '`' {
 		end := strings.IndexByte(lx.src[lx.pos+1:], '`')
@@ -344,7 +347,7 @@ func (lx *lexer) expansion() (string, bool) {
 		lx.nested(inner)
 		lx.line += strings.Count(inner, "\n")
 		lx.pos += end + 2
-		return lx.src[start:min(lx.pos, len(lx.src))], false
+		return lx.since(start), false
 	}
 	lx.pos++ // $
 	switch c := lx.peek(0); {
@@ -363,7 +366,7 @@ func (lx *lexer) expansion() (string, bool) {
 				}
 				lx.pos++
 			}
-			return lx.src[start:lx.pos], false
+			return lx.since(start), false
 		}
 		lx.pos++
 		sub := &lexer{src: lx.src, pos: lx.pos, line: lx.line, vars: lx.vars}
@@ -378,7 +381,7 @@ func (lx *lexer) expansion() (string, bool) {
 			lx.pending = append(lx.pending, p)
 		}
 		lx.pos, lx.line = sub.pos, sub.line
-		return lx.src[start:lx.pos], false
+		return lx.since(start), false
 	case c == '{':
 		end := strings.IndexByte(lx.src[lx.pos:], '}')
 		if end < 0 {
@@ -397,7 +400,7 @@ func (lx *lexer) expansion() (string, bool) {
 		if v, ok := lx.vars[name]; ok && (strings.HasPrefix(rest, ":-") || strings.HasPrefix(rest, "-")) && v != "" {
 			return v, true
 		}
-		return lx.src[start:lx.pos], false
+		return lx.since(start), false
 	case isNameStart(c):
 		i := lx.pos
 		for i < len(lx.src) && isNameChar(lx.src[i]) {
@@ -408,12 +411,20 @@ func (lx *lexer) expansion() (string, bool) {
 		if v, ok := lx.vars[name]; ok {
 			return v, true
 		}
-		return lx.src[start:lx.pos], false
+		return lx.since(start), false
 	case c != 0 && strings.IndexByte("0123456789@*#?$!-", c) >= 0:
 		lx.pos++
-		return lx.src[start:lx.pos], false
+		return lx.since(start), false
 	}
 	return "$", true
+}
+
+func (lx *lexer) clamp() { lx.pos = min(lx.pos, len(lx.src)) }
+
+// since is the text read from start.
+func (lx *lexer) since(start int) string {
+	lx.clamp()
+	return lx.src[min(start, lx.pos):lx.pos]
 }
 
 // nested reads the commands of a `…` substitution.

@@ -70,3 +70,23 @@ func TestShellHeredocLines(t *testing.T) {
 	}
 	t.Fatal("no sbatch call")
 }
+
+// FuzzShellCommands: any text (a wrapper the audit walks into may be
+// anything) is read without a panic, and placeholders keep the line count.
+func FuzzShellCommands(f *testing.F) {
+	for _, s := range []string{
+		"sbatch -p gpu x.sh\n", "a=$(sbatch <<EOF\n#SBATCH -n1\nEOF\n)", "exec sbatch <(cat<<EOF\n#SBATCH -J $X\nEOF\n)\n",
+		"sbatch `echo` \"$(( 1 + 2 ))\" ${X:-y} 'q\n", "<% x %>\n#SBATCH --nodes=<%= n %>\n", "#SBATCH -N #NODES#\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, c := range shellCommands(src) {
+			c.call()
+		}
+		out, _ := placeholders([]byte(src), true)
+		if strings.Count(string(out), "\n") != strings.Count(src, "\n") {
+			t.Fatalf("placeholders changed the line count of %q: %q", src, out)
+		}
+	})
+}
