@@ -27,13 +27,14 @@ import (
 // at the end, and starts no job.
 func auditMain(args []string, stdout io.Writer) error {
 	var (
-		release, userName, sacct, htmlOut string
+		release, userName, sacct, htmlOut, histState string
 		asJSON, verbose, format           bool
 	)
 	s, paths, err := loadSettingsWith("audit", args, false, func(fs *flag.FlagSet) {
 		fs.StringVar(&release, "release", "24.11", "client release the scripts are read as (22.05, 24.11 or 26.05)")
 		fs.StringVar(&userName, "user", "", "submit every job as this user (default: each script's owner)")
 		fs.StringVar(&sacct, "sacct", "", "a site's job history: sacct --parsable2 output (see --sacct-format)")
+		fs.StringVar(&histState, "history-state", "", "a state directory's job history (what import-slurmdbd read from a slurmdbd database); the server using it must be stopped")
 		fs.BoolVar(&format, "sacct-format", false, "print the sacct -o field list the history audit reads, and exit")
 		fs.BoolVar(&asJSON, "json", false, "the report as JSON on standard output")
 		fs.StringVar(&htmlOut, "html", "", "also write a self-contained HTML report to this file")
@@ -46,8 +47,11 @@ func auditMain(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, audit.HistoryColumns)
 		return nil
 	}
-	if len(paths) == 0 && sacct == "" {
-		return errors.New("audit: name the job scripts (files or directories), or a history with --sacct")
+	if len(paths) == 0 && sacct == "" && histState == "" {
+		return errors.New("audit: name the job scripts (files or directories), or a history with --sacct or --history-state")
+	}
+	if sacct != "" && histState != "" {
+		return errors.New("audit: --sacct or --history-state, not both")
 	}
 	var version uint16
 	for _, v := range []uint16{codec.V22_05, codec.V24_11, codec.V26_05} {
@@ -102,6 +106,21 @@ func auditMain(args []string, stdout io.Writer) error {
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("audit: --sacct: %w", err)
+		}
+		r.History = h
+	}
+	if histState != "" {
+		if st, err := os.Stat(histState); err != nil || !st.IsDir() {
+			return fmt.Errorf("audit: --history-state %s: not a state directory", histState)
+		}
+		store, err := state.Open(histState)
+		if err != nil {
+			return fmt.Errorf("audit: --history-state: %w", err)
+		}
+		h, err := a.HistoryStore(store, histState)
+		store.Close()
+		if err != nil {
+			return fmt.Errorf("audit: --history-state: %w", err)
 		}
 		r.History = h
 	}

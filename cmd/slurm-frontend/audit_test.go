@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/translate/audit"
@@ -243,4 +244,82 @@ func TestAuditReportInBrowser(t *testing.T) {
 			t.Errorf("summary chart bar %q: %d in the browser, %d in the report (bars %v)", v, counts[v], n, counts)
 		}
 	}
+}
+
+// TestAuditHistoryFromSlurmdbd: a real 24.11 cluster's jobs (slurmctld,
+// slurmd, slurmdbd and MariaDB) audited against a smaller frontend
+// cluster, from both kinds of history a site has: sacct --parsable2
+// output, and the slurmdbd database imported with import-slurmdbd. Both
+// give the same counts: the job asking for more CPUs than the new
+// cluster's node has is refused (its option named), the --cpu-freq one
+// runs with a documented difference, an array counts once.
+func TestAuditHistoryFromSlurmdbd(t *testing.T) {
+	needClients(t)
+	const rel = "24.11"
+	dir, _ := startRealAccounting(t, rel, "real-audit-")
+	real := runner{t: t, conf: filepath.Join(dir, "slurm.conf"), dir: filepath.Join(dir, "w")}.user("slurm")
+	os.MkdirAll(real.dir, 0o777)
+	os.Chmod(real.dir, 0o777)
+	t0 := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
+	real.mustRun(rel, "sbatch", "-o", "/dev/null", "--wrap", "true")
+	real.mustRun(rel, "sbatch", "-o", "/dev/null", "-n", "4", "--wrap", "true")
+	real.mustRun(rel, "sbatch", "-o", "/dev/null", "--cpu-freq=high", "--wrap", "true")
+	real.mustRun(rel, "sbatch", "-o", "/dev/null", "--array=1-3", "--wrap", "true")
+	real.mustRun(rel, "srun", "-n", "2", "true")
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if out, _, code := real.run(rel, "squeue", "-h"); code == 0 && out == "" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the real cluster's jobs did not finish")
+		}
+	}
+	time.Sleep(2 * time.Second) // the records reach slurmdbd a moment after the ends
+
+	work := workDir(t, "audit-hist-")
+	// The new cluster: the same partition, on a node of 2 CPUs.
+	confPath := filepath.Join(work, "frontend.conf")
+	if err := os.WriteFile(confPath, []byte("ClusterName=acctdiff\nNodeName=n1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 State=UNKNOWN\nPartitionName=batch Nodes=n1 Default=YES MaxTime=INFINITE State=UP\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	format := strings.TrimSpace(string(mustOutput(t, exec.Command(buildBinary(t), "audit", "--sacct-format"))))
+	sacctOut := real.mustRun(rel, "sacct", "-a", "-X", "--parsable2", "-S", t0, "-E", "now", "-o", format)
+	hist := filepath.Join(work, "history.txt")
+	if err := os.WriteFile(hist, []byte(sacctOut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stateDir := filepath.Join(work, "state")
+	sock := "/opt/slurm-roots/trixie/run/mysqld/mysqld.sock" // tools/real-accounting.sh's MariaDB for 24.11
+	mustOutput(t, exec.Command(buildBinary(t), "import-slurmdbd", "--dsn", "root@unix("+sock+")/slurm_acct_db", "--config", confPath, "--state-dir", stateDir))
+
+	auditHist := func(src ...string) *audit.History {
+		t.Helper()
+		out := mustOutput(t, exec.Command(buildBinary(t), append([]string{"audit", "--config", confPath, "--json"}, src...)...))
+		var r audit.Report
+		if err := json.Unmarshal(out, &r); err != nil || r.History == nil {
+			t.Fatalf("audit %v: %v\n%s", src, err, out)
+		}
+		return r.History
+	}
+	for name, h := range map[string]*audit.History{"sacct": auditHist("--sacct", hist), "import": auditHist("--history-state", stateDir)} {
+		if h.Jobs != 5 || h.Unchanged != 3 || h.Difference != 1 || h.Refused != 1 {
+			t.Errorf("%s: %d jobs, %d unchanged, %d with a difference, %d refused; want 5, 3, 1, 1 (sacct:\n%s)", name, h.Jobs, h.Unchanged, h.Difference, h.Refused, sacctOut)
+		}
+		if len(h.ByUser) != 1 || h.ByUser[0].User != "slurm" || h.ByUser[0].Refused != 1 || h.ByUser[0].ByOption["--ntasks"] != 1 || h.ByUser[0].Different != 1 {
+			t.Errorf("%s: by user %+v; want slurm with 1 refusal for --ntasks and 1 difference", name, h.ByUser)
+		}
+	}
+}
+
+func mustOutput(t *testing.T, cmd *exec.Cmd) []byte {
+	t.Helper()
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr)
+	}
+	return out
 }

@@ -88,7 +88,7 @@ func usage(w io.Writer) {
   slurm-frontend bench [flags]      (load generator; see 'slurm-frontend bench -h')
   slurm-frontend backendai-double [flags]  (a Backend.AI manager test double on loopback)
   slurm-frontend audit [--config FILE] [--backend ...] [--release 22.05|24.11|26.05] [--user NAME]
-                       [--sacct FILE] [--json] [--html FILE] [-v] PATH...
+                       [--sacct FILE | --history-state DIR] [--json] [--html FILE] [-v] PATH...
                                    (which job scripts run unchanged, with a documented difference, or are refused)
   slurm-frontend import-slurmdbd --dsn DSN [--config FILE] [--state-dir DIR] [--cluster NAME]
                                    (a slurmdbd database's job history into the state dir; server stopped)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lablup/slurm-frontend/codec"
+	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate/jobopt"
 )
 
@@ -249,4 +251,76 @@ func parseTRES(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// HistoryStore is History over a frontend state directory's job history:
+// the runs `slurm-frontend import-slurmdbd` read from a site's slurmdbd
+// database (and the frontend's own). Each run is turned into the fields
+// sacct would print for it, then classified as History classifies them.
+func (a *Auditor) HistoryStore(store *state.Store, source string) (*History, error) {
+	var rows []map[string]string
+	err := store.History(&state.HistCond{NoSteps: true}, func(h *state.HistJob) bool {
+		rows = append(rows, histFields(h))
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	cols := strings.Split(HistoryColumns, ",")
+	b.WriteString(strings.Join(cols, "|"))
+	b.WriteByte('\n')
+	for _, r := range rows {
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(strings.ReplaceAll(r[c], "|", " "))
+		}
+		b.WriteByte('\n')
+	}
+	return a.History(strings.NewReader(b.String()), source)
+}
+
+// histFields are a run's sacct fields (HistoryColumns).
+func histFields(h *state.HistJob) map[string]string {
+	j := &h.Job
+	id := strconv.FormatUint(uint64(j.ID), 10)
+	if j.ArrayTaskID != codec.NoVal && j.ArrayJobID != 0 {
+		id = strconv.FormatUint(uint64(j.ArrayJobID), 10) + "_" + strconv.FormatUint(uint64(j.ArrayTaskID), 10)
+	}
+	f := map[string]string{"JobID": id, "User": j.UserName, "Partition": j.Partition, "SubmitLine": j.SubmitLine,
+		"Constraints": j.Features, "QOS": j.QOS, "Account": j.Account, "JobName": j.Name}
+	if f["User"] == "" {
+		f["User"] = strconv.FormatUint(uint64(j.UserID), 10)
+	}
+	if j.TimeLimit != codec.NoVal && j.TimeLimit != codec.Infinite {
+		f["Timelimit"] = strconv.FormatUint(uint64(j.TimeLimit), 10)
+	}
+	tres := j.TresReqStr
+	if tres == "" && h.TresReqIDs != "" {
+		// slurmdbd's numbering of the fixed TRES: 1 cpu, 2 mem (MB),
+		// 4 node; GRES ids are the database's own, not kept here.
+		var parts []string
+		for _, kv := range strings.Split(h.TresReqIDs, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "1":
+				parts = append(parts, "cpu="+v)
+			case "2":
+				parts = append(parts, "mem="+v+"M")
+			case "4":
+				parts = append(parts, "node="+v)
+			}
+		}
+		tres = strings.Join(parts, ",")
+	}
+	f["ReqTRES"] = tres
+	switch {
+	case j.MemPerCPUMB > 0:
+		f["ReqMem"] = strconv.FormatUint(j.MemPerCPUMB, 10) + "Mc"
+	case j.MemPerNodeMB > 0:
+		f["ReqMem"] = strconv.FormatUint(j.MemPerNodeMB, 10) + "M"
+	}
+	return f
 }

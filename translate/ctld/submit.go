@@ -320,7 +320,7 @@ func (c *Controller) refuseUnsupported(d *codec.JobDesc) error {
 	case d.CoreSpec != codec.NoVal16 && d.CoreSpec != 0:
 		return userErr(codec.ESLURM_NOT_SUPPORTED, "--core-spec/--thread-spec: no core specialization")
 	case d.X11 != 0:
-		return userErr(codec.ESLURM_NOT_SUPPORTED, "--x11: no X11 forwarding for batch jobs")
+		return userErr(codec.ESLURM_NOT_SUPPORTED, "--x11: X11 forwarding is not supported")
 	case d.ReqSwitch != codec.NoVal && d.ReqSwitch != 0:
 		return userErr(codec.ESLURM_NOT_SUPPORTED, "--switches: no network topology")
 	}
