@@ -28,7 +28,7 @@ import (
 func auditMain(args []string, stdout io.Writer) error {
 	var (
 		release, userName, sacct, htmlOut, histState string
-		asJSON, verbose, format           bool
+		asJSON, verbose, format                      bool
 	)
 	s, paths, err := loadSettingsWith("audit", args, false, func(fs *flag.FlagSet) {
 		fs.StringVar(&release, "release", "24.11", "client release the scripts are read as (22.05, 24.11 or 26.05)")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/translate/audit"
+	"github.com/lablup/slurm-frontend/translate/backendai/double"
 	"github.com/lablup/slurm-frontend/translate/jobopt"
 )
 
@@ -137,53 +138,7 @@ func TestAuditAgreesWithTestOnly(t *testing.T) {
 					t.Errorf("%s: no job found in it", name)
 				}
 			}
-			checked := 0
-			for _, j := range r.Jobs {
-				if len(j.Unresolved) > 0 || j.Kind == "heredoc" || len(j.Args) == 0 {
-					continue // what the audit could not read in full, --test-only cannot either
-				}
-				if uses(j, "--x11") {
-					continue // srun --x11 needs an X display and xauth before it sends anything
-				}
-				if len(j.Findings) > 0 && strings.Contains(j.Findings[0].Reason, "heterogeneous") {
-					// sbatch --test-only asks about a het job's components
-					// one by one: it cannot tell that the submission is refused.
-					continue
-				}
-				client, jargs := j.Client, j.Args
-				if client == "salloc" {
-					// salloc has no --test-only (24.11+): srun asks the
-					// same allocation with the same options.
-					client = "srun"
-					if !hasCommand("salloc", jargs) {
-						jargs = append(append([]string(nil), jargs...), "true")
-					}
-				}
-				args := append([]string{client, "--test-only"}, jargs...)
-				out, errs, code := f.as(t).user("slurm").in(filepath.Dir(j.File)).run(rel, args...)
-				where := fmt.Sprintf("%s:%d (%s)", strings.TrimPrefix(j.File, f.dir+"/"), j.Line, strings.Join(args, " "))
-				checked++
-				switch j.Verdict {
-				case audit.Unchanged, audit.Difference:
-					if code != 0 || !willRunRE.MatchString(errs) {
-						t.Errorf("%s: the audit says it runs (%s); --test-only: exit %d\nstdout: %s\nstderr: %s", where, j.Verdict, code, out, errs)
-					}
-				case audit.Refused:
-					fd := j.Findings[0]
-					if code == 0 {
-						t.Errorf("%s: the audit says refused (%s %s); --test-only accepted it:\n%s", where, fd.SlurmError, fd.Reason, errs)
-						continue
-					}
-					if fd.SlurmError == "" {
-						// Refused by the client itself: the same lines.
-						if strings.TrimSpace(errs) != strings.TrimSpace(fd.Message) {
-							t.Errorf("%s: the client says\n%s\nthe audit quoted\n%s", where, errs, fd.Message)
-						}
-					} else if text := codec.ErrorText(fd.Code); !strings.Contains(errs, text) {
-						t.Errorf("%s: refused with\n%s\nthe audit named %s (%q)", where, errs, fd.SlurmError, text)
-					}
-				}
-			}
+			checked := agreeWithTestOnly(t, f, rel, r)
 			t.Logf("%s: %d jobs in %d files (%d unchanged, %d with a difference, %d refused); %d checked with --test-only",
 				rel, r.Summary.Jobs, len(perFile), r.Summary.Unchanged, r.Summary.Difference, r.Summary.Refused, checked)
 			if checked < 20 {
@@ -191,6 +146,65 @@ func TestAuditAgreesWithTestOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// agreeWithTestOnly submits every job of the report the audit could read
+// in full with the stock client's --test-only (the server's
+// REQUEST_JOB_WILL_RUN: the same checks as a submission, nothing kept),
+// as the user the audit checked them as (slurm): a job said to run is
+// accepted, a refused one refused with the error the audit named (or,
+// refused by the client itself, with the very lines it quoted). It
+// returns how many it checked.
+func agreeWithTestOnly(t *testing.T, f *frontend, rel string, r *audit.Report) int {
+	t.Helper()
+	checked := 0
+	for _, j := range r.Jobs {
+		if len(j.Unresolved) > 0 || j.Kind == "heredoc" || len(j.Args) == 0 {
+			continue // what the audit could not read in full, --test-only cannot either
+		}
+		if uses(j, "--x11") {
+			continue // srun --x11 needs an X display and xauth before it sends anything
+		}
+		if len(j.Findings) > 0 && strings.Contains(j.Findings[0].Reason, "heterogeneous") {
+			// sbatch --test-only asks about a het job's components
+			// one by one: it cannot tell that the submission is refused.
+			continue
+		}
+		client, jargs := j.Client, j.Args
+		if client == "salloc" {
+			// salloc has no --test-only (24.11+): srun asks the
+			// same allocation with the same options.
+			client = "srun"
+			if !hasCommand("salloc", jargs) {
+				jargs = append(append([]string(nil), jargs...), "true")
+			}
+		}
+		args := append([]string{client, "--test-only"}, jargs...)
+		out, errs, code := f.as(t).user("slurm").in(filepath.Dir(j.File)).run(rel, args...)
+		where := fmt.Sprintf("%s:%d (%s)", strings.TrimPrefix(j.File, f.dir+"/"), j.Line, strings.Join(args, " "))
+		checked++
+		switch j.Verdict {
+		case audit.Unchanged, audit.Difference:
+			if code != 0 || !willRunRE.MatchString(errs) {
+				t.Errorf("%s: the audit says it runs (%s); --test-only: exit %d\nstdout: %s\nstderr: %s", where, j.Verdict, code, out, errs)
+			}
+		case audit.Refused:
+			fd := j.Findings[0]
+			if code == 0 {
+				t.Errorf("%s: the audit says refused (%s %s); --test-only accepted it:\n%s", where, fd.SlurmError, fd.Reason, errs)
+				continue
+			}
+			if fd.SlurmError == "" {
+				// Refused by the client itself: the same lines.
+				if strings.TrimSpace(errs) != strings.TrimSpace(fd.Message) {
+					t.Errorf("%s: the client says\n%s\nthe audit quoted\n%s", where, errs, fd.Message)
+				}
+			} else if text := codec.ErrorText(fd.Code); !strings.Contains(errs, text) {
+				t.Errorf("%s: refused with\n%s\nthe audit named %s (%q)", where, errs, fd.SlurmError, text)
+			}
+		}
+	}
+	return checked
 }
 
 // TestAuditReportInBrowser writes the HTML report of the corpus with the
@@ -322,4 +336,73 @@ func mustOutput(t *testing.T, cmd *exec.Cmd) []byte {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr)
 	}
 	return out
+}
+
+// TestAuditBackendAI audits scripts against a frontend on Backend.AI (the
+// manager test double, with a GPU agent): the engine's own rules decide —
+// an image the manager knows is a --container that runs (named as an
+// image, a documented difference), one it does not know is refused; GPUs
+// are real devices there (no difference); more GPUs than an agent has are
+// refused. The stock clients' --test-only agree.
+func TestAuditBackendAI(t *testing.T) {
+	d, f := baiFrontend(t, func(d *double.Double) {
+		if err := d.AddAgent(double.Agent{ID: "i-gpu0", Slots: map[string]string{"cpu": "8", "mem": "16g", "cuda.device": "2"}}); err != nil {
+			t.Fatal(err)
+		}
+	}, "")
+	dir := filepath.Join(f.dir, "scripts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scripts := map[string]string{
+		"plain.sh":         "#SBATCH -n 2\n#SBATCH -t 10\nsrun hostname\n",
+		"image.sh":         "#SBATCH --container=python\npython -V\n",
+		"unknown_image.sh": "#SBATCH --container=example.org/nosuch:1\ntrue\n",
+		"gpu.sh":           "#SBATCH --gres=gpu:1\nnvidia-smi\n",
+		"gpu_too_many.sh":  "#SBATCH --gres=gpu:4\nnvidia-smi\n",
+		"reservation.sh":   "#SBATCH --reservation=maint\ntrue\n",
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/bash\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rel = "24.11"
+	r := runAudit(t, f, rel, dir)
+	if r.Backend != "Backend.AI "+d.url {
+		t.Errorf("report backend %q", r.Backend)
+	}
+	want := map[string]struct {
+		verdict    audit.Verdict
+		err, issue string
+	}{
+		"plain.sh":         {audit.Unchanged, "", ""},
+		"image.sh":         {audit.Difference, "", "--container"},
+		"unknown_image.sh": {audit.Refused, "ESLURM_NOT_SUPPORTED", "--container"},
+		"gpu.sh":           {audit.Unchanged, "", ""},
+		"gpu_too_many.sh":  {audit.Refused, "ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE", "--gres"},
+		"reservation.sh":   {audit.Refused, "ESLURM_RESERVATION_INVALID", "--reservation"},
+	}
+	seen := 0
+	for _, j := range r.Jobs {
+		w, ok := want[filepath.Base(j.File)]
+		if !ok {
+			t.Errorf("unexpected job %+v", j)
+			continue
+		}
+		seen++
+		var errName, opt string
+		if len(j.Findings) > 0 {
+			errName, opt = j.Findings[0].SlurmError, j.Findings[0].Option
+		}
+		if j.Verdict != w.verdict || errName != w.err || opt != w.issue {
+			t.Errorf("%s: %s %s %s; want %s %s %s (findings %+v)", filepath.Base(j.File), j.Verdict, errName, opt, w.verdict, w.err, w.issue, j.Findings)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d jobs classified, want %d", seen, len(want))
+	}
+	if n := agreeWithTestOnly(t, f, rel, r); n != len(want) {
+		t.Errorf("%d jobs checked with --test-only, want %d", n, len(want))
+	}
 }
