@@ -92,7 +92,7 @@ func (c *Controller) allocate(req *Request) Reply {
 		j := *job
 		j.ID = id
 		if j.Priority != 0 {
-			j.Priority = basicPriority(id)
+			j.Priority = c.nextPriority()
 		}
 		return []*state.Job{&j}, nil
 	})

@@ -502,7 +502,13 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "admin hold")
 		}
 		if j.Priority == 0 {
-			j.Priority, j.HeldBy, j.Reason = basicPriority(j.ID), 0, codec.WAIT_PRIORITY
+			// slurmctld's _release_job_rec: a new priority, and no reason
+			// until the scheduler looks at the job again (a --begin in the
+			// past is forgotten).
+			j.Priority, j.HeldBy, j.Reason = c.nextPriority(), 0, codec.WAIT_NO_REASON
+			if j.BeginTime != 0 && j.BeginTime < time.Now().Unix() {
+				j.BeginTime = 0
+			}
 		}
 	case d.Priority != codec.NoVal:
 		if !op {
@@ -646,8 +652,10 @@ func (c *Controller) requeue(req *Request) Reply {
 			if c.isOperator(req.UID) {
 				j.HeldBy, j.Reason = 1, codec.WAIT_HELD
 			}
-		} else if j.Priority == 0 {
-			j.Priority = basicPriority(j.ID)
+		} else {
+			// Requeued: begin and accrue times reset, a new priority
+			// (slurmctld's requeue then set_job_prio).
+			j.Priority = c.nextPriority()
 		}
 		if err := c.opt.Store.Put(&j); err != nil {
 			c.mu.Unlock()

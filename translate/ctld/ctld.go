@@ -112,6 +112,8 @@ type Controller struct {
 	cfg      atomic.Pointer[conf.Config] // the config now (opt.Conf until a reconfigure; nodeadmin.go)
 	nodes    nodeAdmin                   // administrators' node states (nodeadmin.go)
 	troubles storeTroubles
+	// lowestPrio is priority/basic's counter (nextPriority; c.mu).
+	lowestPrio uint32
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
 	createdAt map[string]time.Time
@@ -191,6 +193,7 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 		return nil, err
 	}
 	c.jobs = entries
+	c.recoverPriorities()
 	if len(entries) >= 10000 {
 		// Loading allocates about twice what it keeps (records copied
 		// out of the store and decoded); do not hold that until the

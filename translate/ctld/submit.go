@@ -38,7 +38,7 @@ func (c *Controller) submit(req *Request) Reply {
 		j := *job
 		j.ID = id
 		if j.Priority != 0 {
-			j.Priority = basicPriority(id)
+			j.Priority = c.nextPriority()
 		}
 		if j.ArrayTasks != "" {
 			j.ArrayJobID = id
@@ -519,15 +519,34 @@ const (
 	jobPartAssigned = 1 << 31 // no partition requested
 )
 
-// basicPriority is what priority/basic (the PriorityType we report) gives
-// a job: one less than the job before it, counting down from 0xFFFF0000,
-// so that jobs run in submission order (squeue %Q shows 4294901759 for
-// the first job, as slurmctld does).
-func basicPriority(id uint32) uint32 {
-	if id >= 0xFFFF0000 {
-		return 1
+// topPriority is slurmctld's TOP_PRIORITY: priority/basic counts down
+// from it, so that jobs run in the order they became eligible (squeue %Q
+// shows 4294901759 for the first job, as slurmctld does).
+const topPriority = 0xFFFF0000
+
+// nextPriority is what priority/basic's set_job_prio gives a job now (at
+// submission, release from a hold, requeue): one less than the lowest
+// priority given so far, so a job released from a hold queues behind
+// every job given a priority before it, as a new submission would. A held
+// submission (priority 0) takes none. Callers hold c.mu.
+func (c *Controller) nextPriority() uint32 {
+	p := uint32(1)
+	if c.lowestPrio >= 2 {
+		p = c.lowestPrio - 1
 	}
-	return 0xFFFF0000 - id
+	c.lowestPrio = min(c.lowestPrio, p)
+	return p
+}
+
+// recoverPriorities sets the counter from the jobs loaded at start, as
+// slurmctld recovers lowest_prio from its saved jobs.
+func (c *Controller) recoverPriorities() {
+	c.lowestPrio = topPriority
+	for _, e := range c.jobs {
+		if e.priority > 0 && !codec.JobIsFinished(e.state) {
+			c.lowestPrio = min(c.lowestPrio, e.priority)
+		}
+	}
 }
 
 // userErr is a refusal whose text slurmctld also sends to the client
