@@ -92,7 +92,7 @@ func (c *Controller) allocate(req *Request) Reply {
 		j := *job
 		j.ID = id
 		if j.Priority != 0 {
-			j.Priority = c.nextPriority()
+			j.Priority = c.setJobPrio(&j, j.SubmitTime)
 		}
 		return []*state.Job{&j}, nil
 	})

@@ -747,8 +747,8 @@ func (c *Controller) shareInfo(req *Request) Reply {
 }
 
 // priorityFactors answers REQUEST_PRIORITY_FACTORS (sprio) as slurmctld
-// does under priority/basic, the only PriorityType the frontend runs: no
-// factors (sprio itself refuses to ask under basic).
+// does: under priority/basic no factors (sprio itself refuses to ask),
+// under priority/multifactor each pending job's (priority.go).
 func (c *Controller) priorityFactors(req *Request) Reply {
 	var m codec.PriorityFactorsRequest
 	r := codec.NewReader(req.Body)
@@ -756,6 +756,9 @@ func (c *Controller) priorityFactors(req *Request) Reply {
 		return rcReply(codec.CodeOf(err))
 	}
 	var info codec.PriorityFactorsInfo
+	if p := c.prioParams(); p.multifactor {
+		info = c.multifactorInfo(p, &m)
+	}
 	w := codec.Writer{}
 	info.Encode(&w, req.Version)
 	return Reply{MsgType: codec.RESPONSE_PRIORITY_FACTORS, Body: w.B}

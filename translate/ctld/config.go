@@ -383,6 +383,9 @@ func (c *Controller) buildInfo(s *Snapshot, v uint16) codec.BuildInfo {
 	bi.AuthType, bi.CredType = "auth/munge", "cred/munge"
 	bi.SelectType = "select/cons_tres"
 	bi.PriorityType = "priority/basic"
+	if c.prioParams().multifactor {
+		bi.PriorityType = "priority/multifactor"
+	}
 	bi.AccountingStorageType = k.noneOr("accounting_storage/none")
 	bi.PreemptType = k.noneOr("preempt/none")
 	bi.PreemptMode = 0 // OFF

@@ -505,7 +505,7 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 			// slurmctld's _release_job_rec: a new priority, and no reason
 			// until the scheduler looks at the job again (a --begin in the
 			// past is forgotten).
-			j.Priority, j.HeldBy, j.Reason = c.nextPriority(), 0, codec.WAIT_NO_REASON
+			j.Priority, j.HeldBy, j.Reason = c.setJobPrio(j, time.Now().Unix()), 0, codec.WAIT_NO_REASON
 			if j.BeginTime != 0 && j.BeginTime < time.Now().Unix() {
 				j.BeginTime = 0
 			}
@@ -655,7 +655,7 @@ func (c *Controller) requeue(req *Request) Reply {
 		} else {
 			// Requeued: begin and accrue times reset, a new priority
 			// (slurmctld's requeue then set_job_prio).
-			j.Priority = c.nextPriority()
+			j.Priority = c.setJobPrio(&j, now)
 		}
 		if err := c.opt.Store.Put(&j); err != nil {
 			c.mu.Unlock()

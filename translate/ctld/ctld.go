@@ -114,6 +114,8 @@ type Controller struct {
 	troubles storeTroubles
 	// lowestPrio is priority/basic's counter (nextPriority; c.mu).
 	lowestPrio uint32
+	// fsCache: the fair-share factors priority/multifactor reads.
+	fsCache fairShares
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
 	createdAt map[string]time.Time

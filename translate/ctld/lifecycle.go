@@ -38,6 +38,7 @@ func (c *Controller) Start(ctx context.Context) {
 		go c.loseSteps(ctx, lost)
 	}
 	go c.consumeEvents(ctx)
+	go c.refreshFairShares(ctx)
 	go c.refreshTopology(ctx)
 	go c.reconcileSchedulable(ctx)
 	go c.watchStepLimits(ctx)

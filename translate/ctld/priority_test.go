@@ -2,10 +2,12 @@ package ctld
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
+	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
 // TestBasicPriority: priority/basic as slurmctld's set_job_prio gives it —
@@ -55,5 +57,72 @@ func TestBasicPriority(t *testing.T) {
 	// No scheduler runs in this test: the reason is the release's own.
 	if got := c.entry(h).job().Reason; got != codec.WAIT_NO_REASON {
 		t.Errorf("released job's reason %s, want None (slurmctld's _release_job_rec)", codec.JobReasonString(got, v))
+	}
+}
+
+// TestMultifactorPriority: under priority/multifactor a job's priority is
+// the weighted sum of slurmctld's factors at submission (job size
+// favouring large jobs, partition factor over the largest), and sprio
+// gets the same weighted factors.
+func TestMultifactorPriority(t *testing.T) {
+	cfg, err := conf.Parse(strings.NewReader(`ClusterName=mf
+PriorityType=priority/multifactor
+PriorityWeightJobSize=1000
+PriorityWeightPartition=2000
+PriorityWeightAge=500
+NodeName=n[1-4] CPUs=8 RealMemory=8000 State=UNKNOWN
+PartitionName=low Nodes=n[1-4] Default=YES PriorityJobFactor=1 State=UP
+PartitionName=high Nodes=n[1-4] PriorityJobFactor=4 State=UP
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestController(t, cfg, state.NewRPCStats())
+	const v = codec.V24_11
+	submit := func(part string, nodes, tasks uint32) uint32 {
+		t.Helper()
+		d := codec.NewJobDesc()
+		d.Script, d.Environment, d.UserID, d.GroupID, d.WorkDir = "#!/bin/sh\ntrue\n", []string{"PATH=/bin"}, 0, 0, "/tmp"
+		d.Partition, d.MinNodes, d.NumTasks = part, nodes, tasks
+		w := codec.Writer{}
+		d.Encode(&w, v)
+		rep := c.Slow(&Request{Version: v, MsgType: codec.REQUEST_SUBMIT_BATCH_JOB, Body: w.B})
+		var resp codec.SubmitResponse
+		r := codec.NewReader(rep.Body)
+		if err := resp.Decode(&r, v); err != nil || rep.MsgType != codec.RESPONSE_SUBMIT_BATCH_JOB {
+			t.Fatalf("submit: type %d: %v", rep.MsgType, err)
+		}
+		return resp.StepID.JobID
+	}
+	small := submit("low", 1, 1)  // js (1/4 + 1/32)/2 = 0.140625 → 140.625; part 1/4 → 500
+	large := submit("high", 4, 32) // js (4/4 + 32/32)/2 = 1 → 1000; part 1 → 2000
+	if got := c.entry(small).job().Priority; got != 640 {
+		t.Errorf("small job in the low partition: priority %d, want 640 (140.625 job size + 500 partition)", got)
+	}
+	if got := c.entry(large).job().Priority; got != 3000 {
+		t.Errorf("large job in the high partition: priority %d, want 3000", got)
+	}
+	w := codec.Writer{}
+	(&codec.PriorityFactorsRequest{}).Encode(&w, v)
+	rep := c.Slow(&Request{Version: v, MsgType: codec.REQUEST_PRIORITY_FACTORS, Body: w.B})
+	if rep.MsgType == 0 {
+		rep, _ = c.Fast(&Request{Version: v, MsgType: codec.REQUEST_PRIORITY_FACTORS, Body: w.B})
+	}
+	var info codec.PriorityFactorsInfo
+	r := codec.NewReader(rep.Body)
+	if err := info.Decode(&r, v); err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Jobs) != 2 {
+		t.Fatalf("sprio: %d jobs, want 2", len(info.Jobs))
+	}
+	for _, o := range info.Jobs {
+		f := o.Factors
+		if o.StepID.JobID == small && (f.JS != 140.625 || f.Part != 500 || f.Age != 0 || o.Partition != "low") {
+			t.Errorf("sprio, small job: %+v in %s", f, o.Partition)
+		}
+		if o.StepID.JobID == large && (f.JS != 1000 || f.Part != 2000 || o.Partition != "high") {
+			t.Errorf("sprio, large job: %+v in %s", f, o.Partition)
+		}
 	}
 }

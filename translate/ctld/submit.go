@@ -38,7 +38,7 @@ func (c *Controller) submit(req *Request) Reply {
 		j := *job
 		j.ID = id
 		if j.Priority != 0 {
-			j.Priority = c.nextPriority()
+			j.Priority = c.setJobPrio(&j, j.SubmitTime)
 		}
 		if j.ArrayTasks != "" {
 			j.ArrayJobID = id
