@@ -94,7 +94,7 @@ PartitionName=high Nodes=n[1-4] PriorityJobFactor=4 State=UP
 		}
 		return resp.StepID.JobID
 	}
-	small := submit("low", 1, 1)  // js (1/4 + 1/32)/2 = 0.140625 → 140.625; part 1/4 → 500
+	small := submit("low", 1, 1)   // js (1/4 + 1/32)/2 = 0.140625 → 140.625; part 1/4 → 500
 	large := submit("high", 4, 32) // js (4/4 + 32/32)/2 = 1 → 1000; part 1 → 2000
 	if got := c.entry(small).job().Priority; got != 640 {
 		t.Errorf("small job in the low partition: priority %d, want 640 (140.625 job size + 500 partition)", got)
