@@ -47,6 +47,7 @@ var errText = map[uint32]struct{ name, text string }{
 	ESLURM_INVALID_LICENSES:               {"ESLURM_INVALID_LICENSES", "Invalid license specification"},
 	ESLURM_RESERVATION_INVALID:            {"ESLURM_RESERVATION_INVALID", "Requested reservation is invalid"},
 	ESLURM_INVALID_FEATURE:                {"ESLURM_INVALID_FEATURE", "Invalid feature specification"},
+	ESLURM_PRIO_RESET_FAIL:                {"ESLURM_PRIO_RESET_FAIL", "Changes to job priority are not persistent, change nice instead"},
 	ESLURM_INVALID_BURST_BUFFER_REQUEST:   {"ESLURM_INVALID_BURST_BUFFER_REQUEST", "Burst Buffer request invalid"},
 	ESLURM_INVALID_TIME_LIMIT:             {"ESLURM_INVALID_TIME_LIMIT", "Requested time limit is invalid (missing or exceeds some limit)"},
 	ESLURM_INVALID_TIME_VALUE:             {"ESLURM_INVALID_TIME_VALUE", "Invalid time specified"},

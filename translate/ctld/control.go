@@ -8,6 +8,7 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
 // mayControl reports whether uid may act on job j: its owner, root, the
@@ -348,6 +349,7 @@ func (c *Controller) update(req *Request) Reply {
 		recall  []string
 		changed = make([]*state.Job, 0, len(targets))
 		limits  []limitChange
+		warn    uint32 // made, but answered with this code
 	)
 	for _, e := range targets {
 		j := *e.job()
@@ -364,11 +366,12 @@ func (c *Controller) update(req *Request) Reply {
 			return rcReply(codec.ESLURM_NOT_SUPPORTED)
 		}
 		old := j
-		requeue, err := c.applyUpdate(req, &d, &j)
+		requeue, w, err := c.applyUpdate(req, &d, &j)
 		if err != nil {
 			c.mu.Unlock()
 			return refusal(err, req.Version)
 		}
+		warn = max(warn, w)
 		if requeue && j.SessionID != "" && codec.JobIsPending(j.State) {
 			// Waiting in the engine with the old terms: take it back;
 			// the dispatcher hands it over again when eligible.
@@ -405,6 +408,9 @@ func (c *Controller) update(req *Request) Reply {
 	c.mu.Unlock()
 	c.destroySessions(recall, true)
 	c.wake()
+	if warn != 0 {
+		return rcReply(warn)
+	}
 	return Reply{MsgType: codec.RESPONSE_SLURM_RC, Body: []byte{0, 0, 0, 0}}
 }
 
@@ -464,11 +470,14 @@ func (c *Controller) revertLimits(ls []limitChange) {
 
 // applyUpdate changes j as d asks, reporting whether a pending job must
 // be handed to the engine again.
-func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (requeue bool, err error) {
+//
+// warn is a code to answer with although the update was made (slurmctld's
+// ESLURM_PRIO_RESET_FAIL: scontrol prints it and exits 0).
+func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (requeue bool, warn uint32, err error) {
 	op := c.isOperator(req.UID)
 	pending := codec.JobIsPending(j.State)
 	if codec.JobIsFinished(j.State) {
-		return false, codec.Errorf(codec.ESLURM_JOB_FINISHED, "job %d finished", j.ID)
+		return false, 0, codec.Errorf(codec.ESLURM_JOB_FINISHED, "job %d finished", j.ID)
 	}
 	needPending := func() error {
 		if !pending {
@@ -494,32 +503,47 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 			j.HeldBy, j.Reason = 1, codec.WAIT_HELD
 		}
 		requeue = true
-	case d.Priority == codec.Infinite:
+	case d.Priority == codec.Infinite && j.Priority == 0:
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
-		if j.Priority == 0 && j.Reason != codec.WAIT_HELD_USER && !op {
-			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "admin hold")
+		if j.Reason != codec.WAIT_HELD_USER && !op {
+			return false, 0, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "admin hold")
 		}
-		if j.Priority == 0 {
-			// slurmctld's _release_job_rec: a new priority, and no reason
-			// until the scheduler looks at the job again (a --begin in the
-			// past is forgotten).
-			j.Priority, j.HeldBy, j.Reason = c.setJobPrio(j, time.Now().Unix()), 0, codec.WAIT_NO_REASON
-			if j.BeginTime != 0 && j.BeginTime < time.Now().Unix() {
-				j.BeginTime = 0
-			}
+		// slurmctld's _release_job_rec: a new priority, and no reason
+		// until the scheduler looks at the job again (a --begin in the
+		// past is forgotten).
+		j.Priority, j.HeldBy, j.Reason = c.setJobPrio(j, time.Now().Unix()), 0, codec.WAIT_NO_REASON
+		if j.BeginTime != 0 && j.BeginTime < time.Now().Unix() {
+			j.BeginTime = 0
 		}
-	case d.Priority != codec.NoVal:
-		if !op {
-			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "only operators set priorities")
-		}
+	case d.Priority == codec.Infinite && op:
+		// An operator's release of a job that is not held: its priority
+		// is computed again.
+		j.Priority = c.setJobPrio(j, time.Now().Unix())
+		requeue = true
+	case d.Priority == codec.Infinite:
+		// Already released: slurmctld ignores the request, successfully.
+	case d.Priority != codec.NoVal && j.Priority == 0:
+		return false, 0, codec.Errorf(codec.ESLURM_JOB_HELD, "held: priority not reset")
+	case d.Priority != codec.NoVal && op:
 		j.Priority = d.Priority
 		requeue = true
+	case d.Priority != codec.NoVal && d.Priority < j.Priority:
+		// A user may lower a job's priority; slurmctld sets it but says
+		// it will not last (the next set_job_prio computes it again).
+		j.Priority = d.Priority
+		requeue = true
+		warn = codec.ESLURM_PRIO_RESET_FAIL
+	case d.Priority != codec.NoVal:
+		return false, 0, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "only operators raise priorities")
 	}
 	if d.TimeLimit != codec.NoVal {
-		if !op && (j.TimeLimit != codec.Infinite && (d.TimeLimit == codec.Infinite || d.TimeLimit > j.TimeLimit)) {
-			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "users may only lower the time limit")
+		raise := j.TimeLimit != codec.Infinite && (d.TimeLimit == codec.Infinite || d.TimeLimit > j.TimeLimit)
+		if !op && raise && !(pending && c.partAllows(j, d.TimeLimit)) {
+			// A user may lower the limit, or raise a pending job's up
+			// to its partition's MaxTime (slurmctld's update).
+			return false, 0, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "users may only lower the time limit")
 		}
 		j.TimeLimit = d.TimeLimit
 		requeue = true
@@ -527,10 +551,10 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 	if d.Nice != codec.NoVal {
 		n := codec.NiceFromWire(d.Nice)
 		if n < 0 && !op {
-			return false, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "negative nice needs an operator")
+			return false, 0, codec.Errorf(codec.ESLURM_ACCESS_DENIED, "negative nice needs an operator")
 		}
 		if n < -2147483645 || n > 2147483645 {
-			return false, codec.Errorf(codec.ESLURM_INVALID_NICE, "nice %d", n)
+			return false, 0, codec.Errorf(codec.ESLURM_INVALID_NICE, "nice %d", n)
 		}
 		j.Nice = n
 		requeue = true
@@ -543,22 +567,22 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 	}
 	if d.Partition != "" {
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		p, err := c.pickPartition(d.Partition)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		j.Partition = p.Name
 		requeue = true
 	}
 	if d.StrGiven(codec.JDDependency, d.Dependency) {
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		if d.Dependency != "" {
 			if err := c.validDependencyLocked(d.Dependency); err != nil {
-				return false, err
+				return false, 0, err
 			}
 		}
 		j.Dependency = d.Dependency
@@ -566,33 +590,45 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 	}
 	if d.MinCPUs != codec.NoVal {
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		j.MinCPUs = d.MinCPUs
 		requeue = true
 	}
 	if d.BeginTime != 0 {
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		j.BeginTime = d.BeginTime
 		requeue = true
 	}
 	if d.StrGiven(codec.JDReqNodes, d.ReqNodes) {
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		j.ReqNodes = d.ReqNodes
 		requeue = true
 	}
 	if d.StrGiven(codec.JDExcNodes, d.ExcNodes) {
 		if err := needPending(); err != nil {
-			return false, err
+			return false, 0, err
 		}
 		j.ExcNodes = d.ExcNodes
 		requeue = true
 	}
-	return requeue, nil
+	return requeue, warn, nil
+}
+
+// partAllows reports whether the job's partition's MaxTime is at least
+// limit (minutes, or Infinite).
+func (c *Controller) partAllows(j *state.Job, limit uint32) bool {
+	parts := c.cluster().parts
+	for i := range parts {
+		if parts[i].Name == firstPartition(j.Partition) {
+			return parts[i].MaxTime == conf.Infinite || (limit != codec.Infinite && parts[i].MaxTime >= limit)
+		}
+	}
+	return false
 }
 
 // replace swaps a job's entry for a new one (old snapshots keep theirs).
@@ -644,17 +680,29 @@ func (c *Controller) requeue(req *Request) Reply {
 		if codec.JobIsRunning(j.State) && j.SessionID != "" {
 			stop = append(stop, j.SessionID)
 		}
-		j.SessionID, j.State, j.Reason = "", codec.JOB_PENDING, codec.WAIT_PRIORITY
+		j.SessionID, j.State, j.Reason = "", codec.JOB_PENDING, codec.WAIT_TIME
 		j.StartTime, j.EndTime, j.ExitCode, j.Nodes, j.BatchHost, j.TresAllocStr = 0, 0, 0, "", "", ""
 		j.Restarts++
+		// slurmctld's batch_requeue_fini: the job may start again once
+		// its old launch credential has expired (BeginTime, 121 s), with
+		// a new submit time and no accrued age.
+		if j.BeginTime <= now {
+			j.BeginTime = now + requeueDelay
+		}
+		j.EligibleTime = j.BeginTime
+		if j.SubmitTime == now {
+			now++
+		}
+		j.SubmitTime, j.AccrueTime = now, 0
 		if m.Flags&codec.JOB_REQUEUE_HOLD != 0 {
-			j.Priority, j.HeldBy, j.Reason = 0, 2, codec.WAIT_HELD_USER
-			if c.isOperator(req.UID) {
-				j.HeldBy, j.Reason = 1, codec.WAIT_HELD
-			}
-		} else {
-			// Requeued: begin and accrue times reset, a new priority
-			// (slurmctld's requeue then set_job_prio).
+			// A user hold whoever asks, described as slurmctld does
+			// ("job requeued in held state").
+			j.Priority, j.HeldBy, j.Reason = 0, heldRequeued, codec.WAIT_HELD_USER
+		} else if j.Priority != 0 && req.Version >= codec.V23_02 {
+			// 23.02+ compute the priority again (set_job_prio); 22.05
+			// keeps it.
+			j.Priority = c.setJobPrio(&j, now)
+		} else if j.Priority == 0 {
 			j.Priority = c.setJobPrio(&j, now)
 		}
 		if err := c.opt.Store.Put(&j); err != nil {

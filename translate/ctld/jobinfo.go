@@ -127,6 +127,9 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 			ji.StateReason, ji.StateDesc = r, desc
 		}
 	}
+	if j.HeldBy == heldRequeued && codec.JobIsPending(j.State) {
+		ji.StateDesc = "job requeued in held state"
+	}
 	if j.State&codec.JOB_STATE_BASE == codec.JOB_NODE_FAIL && j.Reason == codec.FAIL_DOWN_NODE {
 		if v >= codec.V23_02 {
 			// The node that failed (slurmctld's failed_node): the

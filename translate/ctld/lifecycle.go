@@ -14,6 +14,7 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
+	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
 // The job lifecycle. The controller decides eligibility (holds,
@@ -169,6 +170,28 @@ func (c *Controller) wake() {
 	}
 }
 
+// overPartTime reports whether the job's time limit is over its
+// partition's MaxTime (every partition of a list's).
+func (c *Controller) overPartTime(j *state.Job) bool {
+	if j.TimeLimit == codec.NoVal {
+		return false
+	}
+	parts := c.cluster().parts
+	over := false
+	for _, name := range strings.Split(j.Partition, ",") {
+		for i := range parts {
+			if parts[i].Name != name {
+				continue
+			}
+			if parts[i].MaxTime == conf.Infinite || (j.TimeLimit != conf.Infinite && j.TimeLimit <= parts[i].MaxTime) {
+				return false
+			}
+			over = true
+		}
+	}
+	return over
+}
+
 // sessionCreating marks a job whose session is being created.
 const sessionCreating = "creating"
 
@@ -180,6 +203,10 @@ func (c *Controller) eligible(j *state.Job, now int64) (bool, uint32) {
 		return false, j.Reason
 	case j.BeginTime > now:
 		return false, codec.WAIT_TIME
+	case c.overPartTime(j):
+		// EnforcePartLimits=NO (the default): accepted, but it waits
+		// until its limit is lowered (slurmctld's job_limits_check).
+		return false, codec.WAIT_PART_TIME_LIMIT
 	}
 	if j.Dependency != "" {
 		ok, never := c.depsSatisfied(j)

@@ -31,6 +31,11 @@ import (
 // As in slurmctld, a priority an operator set directly is kept, and a
 // held job's is 0.
 
+// heldRequeued is state.Job.HeldBy for a job requeued in held state
+// (scontrol requeuehold): a user hold whose reason reads "job requeued in
+// held state".
+const heldRequeued = 3
+
 // prioParams are the config's priority settings.
 type prioParams struct {
 	multifactor                         bool

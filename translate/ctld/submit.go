@@ -198,6 +198,12 @@ func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJ
 		} else {
 			j.MemPerNodeMB = mb
 		}
+	} else {
+		// No --mem: the partition's DefMemPerCPU, else the cluster's
+		// DefMemPerNode or DefMemPerCPU, is the job's request, as
+		// slurmctld's _validate_job_desc records it (without one the job
+		// takes the nodes' whole memory).
+		c.defaultMem(j, part)
 	}
 	// Time limit: the partition's default, else its maximum.
 	if j.TimeLimit == codec.NoVal {
@@ -579,6 +585,20 @@ func commandOf(d *codec.JobDesc) string {
 		return d.Argv[0]
 	}
 	return ""
+}
+
+// defaultMem gives a job that asked no memory the configured default.
+func (c *Controller) defaultMem(j *state.Job, p *conf.Partition) {
+	if p.DefMemPerCPU > 0 {
+		j.MemPerCPUMB = p.DefMemPerCPU
+		return
+	}
+	cfg := c.config()
+	if v, err := strconv.ParseUint(cfg.Get("DefMemPerNode", ""), 10, 64); err == nil && v > 0 {
+		j.MemPerNodeMB = v
+	} else if v, err := strconv.ParseUint(cfg.Get("DefMemPerCPU", ""), 10, 64); err == nil && v > 0 {
+		j.MemPerCPUMB = v
+	}
 }
 
 // nodeMemMB is the memory a job without --mem gets: a whole node's (the

@@ -90,6 +90,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/lablup/slurm-frontend/translate"
 	"github.com/lablup/slurm-frontend/translate/conf"
 )
@@ -327,10 +329,12 @@ func bootTime() int64 {
 	return time.Now().Unix() - int64(up)
 }
 
+// osName is what slurmd registers as the node's OS: uname's sysname,
+// release and version ("Linux 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC ...").
 func osName() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
 		return "Linux"
 	}
-	return "Linux " + strings.TrimSpace(string(b))
+	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 }
