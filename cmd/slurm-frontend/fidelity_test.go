@@ -389,7 +389,7 @@ func fidelity(t *testing.T, rel, mode string) {
 	s.slurm("scontrol", "release", "J14")
 	s.waitJob(14, "COMPLETED", wait)
 	s.slurm("squeue", "--states=all", "-j", "J14")
-	s.slurm("squeue", "-r", "-t", "all", "-u", "slurm", "-o", "%i %j %T %r")
+	s.slurm("squeue", "-r", "-t", "all", "-u", "slurm", "-o", "%i %j %T %r %Q")
 	s.slurm("scontrol", "show", "job", "J14")
 
 	// --- requeue, cancel pending and running -----------------------------
@@ -416,7 +416,7 @@ func fidelity(t *testing.T, rel, mode string) {
 
 	// --- the whole session ------------------------------------------------
 	s.slurm("squeue", "--states=all")
-	s.slurm("squeue", "-t", "all", "-o", "%i %j %u %T %r %l %D")
+	s.slurm("squeue", "-t", "all", "-o", "%i %j %u %T %r %l %D %Q")
 	s.slurm("sinfo")
 	s.slurm("scontrol", "show", "node", "n1")
 	if mode == "multifactor" {
