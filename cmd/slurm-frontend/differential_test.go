@@ -31,7 +31,11 @@ type mask struct {
 	why   string
 }
 
-var diffMasks = []mask{
+// commonMasks hide what differs between any two controllers running the
+// same session: job ids (compared by submission order), times, and the
+// controller's host name. TestFidelity (real slurmd registered) uses them
+// alone; TestDifferential adds noSlurmdMasks.
+var commonMasks = []mask{
 	// --- job ids ---------------------------------------------------------
 	{jobID: true, re: regexp.MustCompile(`(?m)^Submitted batch job (\d+)$`),
 		why: "job ids: each controller numbers its own jobs; they are compared by submission order"},
@@ -53,6 +57,13 @@ var diffMasks = []mask{
 	// --- controller host name ---------------------------------------------
 	{re: regexp.MustCompile(`(Slurmctld\(primary\) at )\S+( is UP)`), repl: "${1}<CTLDHOST>${2}",
 		why: "controller host name: the real slurmctld replaces SlurmctldHost=localhost by this machine's name; ours is named by client-conf"},
+}
+
+// diffMasks are TestDifferential's: commonMasks plus what a real
+// slurmctld whose nodes never registered shows differently.
+var diffMasks = append(slices.Clip(commonMasks), noSlurmdMasks...)
+
+var noSlurmdMasks = []mask{
 	// --- node state: no slurmd ever registers with the real slurmctld -----
 	{scope: "sinfo", re: regexp.MustCompile(`(?m) +(?:idle|unk|unknown|down)\*?( |$)`), repl: " <NODESTATE>${1}",
 		why: "node state column: real nodes without slurmd are unk/unknown(*), later down*; ours are idle"},
@@ -105,13 +116,27 @@ type diffSide struct {
 	jobs []string // job ids in submission order
 }
 
+// label is id's name in the normalized output: J<n> for the n-th job
+// submitted; an id sbatch never printed (an array task's own id) is named
+// after the nearest submitted id below it, J<n>+<offset>, as both
+// controllers hand out ids in sequence; J?<id> if there is none.
 func (d *diffSide) label(id string) string {
 	for i, j := range d.jobs {
 		if j == id {
 			return "J" + strconv.Itoa(i+1)
 		}
 	}
-	return "J?" + id // an id this side never printed from sbatch
+	v, err := strconv.Atoi(id)
+	best, bestV := -1, -1
+	for i, j := range d.jobs {
+		if w, err2 := strconv.Atoi(j); err == nil && err2 == nil && w < v && w > bestV {
+			best, bestV = i, w
+		}
+	}
+	if best < 0 {
+		return "J?" + id
+	}
+	return fmt.Sprintf("J%d+%d", best+1, v-bestV)
 }
 
 // sortTies is the one normalization that is not a mask: in sinfo output,
@@ -140,11 +165,15 @@ func sortTies(s string) string {
 	return strings.Join(ls, "")
 }
 
-func normalize(d *diffSide, kind, s string) string {
+func normalize(d *diffSide, kind, s string) string { return normalizeWith(diffMasks, d, kind, s) }
+
+// normalizeWith applies masks (those of d's release and of the command's
+// kind) to s.
+func normalizeWith(masks []mask, d *diffSide, kind, s string) string {
 	if kind == "sinfo" {
 		s = sortTies(s)
 	}
-	for _, m := range diffMasks {
+	for _, m := range masks {
 		if m.scope != "" && m.scope != kind || m.rel != "" && m.rel != d.rel {
 			continue
 		}
@@ -275,7 +304,8 @@ func TestNormalize(t *testing.T) {
 		{"squeue", "                 7       cpu     wrap     root PD       0:00      1 (JobHeldUser)\n",
 			"                 J1       cpu     wrap     root PD       0:00      1 (JobHeldUser)\n"},
 		{"job", "JobId=8 JobName=g\n   StdOut=/srv/x/slurm-8.out\n   NumNodes=1 NumCPUs=4\n", "JobId=J2 JobName=g\n   StdOut=/srv/x/slurm-J2.out\n   NumNodes=1 NumCPUs=4\n"},
-		{"job", "JobId=9\n", "JobId=J?9\n"},
+		{"job", "JobId=9\n", "JobId=J2+1\n"},
+		{"job", "JobId=6\n", "JobId=J?6\n"},
 		// Masks stay in their scope: State= of a partition, NODES counts.
 		{"partition", "   State=UP TotalCPUs=384\n", "   State=UP TotalCPUs=384\n"},
 		{"node", "   State=UNKNOWN+NOT_RESPONDING ThreadsPerCore=1\n", "   State=<NODESTATE> ThreadsPerCore=1\n"},

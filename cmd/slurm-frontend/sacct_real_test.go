@@ -73,6 +73,14 @@ func TestSacctAgainstSlurmdbd(t *testing.T) {
 // (its slurm.conf is the clients') and the base port.
 func startRealAccounting(t *testing.T, rel, prefix string) (string, int) {
 	t.Helper()
+	return startRealCluster(t, rel, prefix, nil)
+}
+
+// startRealCluster is startRealAccounting with tools/real-accounting.sh's
+// options in env (REAL_ACCOUNTING=none, REAL_PRIORITY=multifactor,
+// REAL_CONF_EXTRA=...).
+func startRealCluster(t *testing.T, rel, prefix string, env []string) (string, int) {
+	t.Helper()
 	root := map[string]string{"22.05": "/", "24.11": "/opt/slurm-roots/trixie", "26.05": "/opt/slurm-roots/sid"}[rel] // tools/lib.sh
 	if _, err := os.Stat(filepath.Join(root, "usr/sbin/slurmdbd")); err != nil {
 		t.Fatalf("no slurmdbd for %s in %s: run tools/install.sh", rel, root)
@@ -82,7 +90,9 @@ func startRealAccounting(t *testing.T, rel, prefix string) (string, int) {
 	port := freePorts(t, 3)
 	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
 	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
-	if out, err := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff").CombinedOutput(); err != nil {
+	cmd := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff")
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("real accounting cluster %s: %v\n%s", rel, err, out)
 	}
 	return dir, port
