@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -138,7 +139,8 @@ func (c *Controller) CheckAllocation(d *codec.JobDesc, uid, gid uint32, v uint16
 // RefusalText is the message slurmctld sends with a refusal (the client
 // prints it before the code's own text), or "".
 func RefusalText(err error) string {
-	if ue, ok := err.(userError); ok {
+	var ue userError
+	if errors.As(err, &ue) {
 		return ue.e.Msg
 	}
 	return ""

@@ -185,7 +185,7 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 // REQUEST_JOB_INFO's list (single false) each ID's own record
 // (pack_spec_jobs: find_job_record, no array expansion), for
 // REQUEST_JOB_INFO_SINGLE the job with every task of an array job
-// (pack_one_job); in ID order either way. squeue -j and scontrol
+// (pack_one_job, in its order); in ID order for the list. squeue -j and scontrol
 // show job of one job, which job-status pollers (workflow managers) send
 // in storms, cost the job's own records, not a scan of the queue. Jobs
 // PrivateData hides from uid are left out; single (REQUEST_JOB_INFO_SINGLE)
@@ -195,20 +195,28 @@ func (s *Snapshot) jobInfoIDs(v uint16, showFlags uint16, n int, idAt func(int) 
 	var pos []int32
 	for k := range n {
 		id := idAt(k)
+		self := int32(-1)
 		if i := s.index(id); i >= 0 && s.c.jobVisible(uid, s.jobs[i]) {
-			pos = append(pos, int32(i))
+			self = int32(i)
+			pos = append(pos, self)
 		}
 		if !single {
 			continue
 		}
-		for _, t := range s.arrayTasks(id) {
-			if s.c.jobVisible(uid, s.jobs[t]) {
-				pos = append(pos, t)
+		// pack_one_job: the record with the asked id first, then the
+		// array's other records as slurmctld's array hash chain holds
+		// them, the newest split task first.
+		tasks := s.arrayTasks(id)
+		for t := len(tasks) - 1; t >= 0; t-- {
+			if tasks[t] != self && s.c.jobVisible(uid, s.jobs[tasks[t]]) {
+				pos = append(pos, tasks[t])
 			}
 		}
 	}
-	slices.Sort(pos)
-	pos = slices.Compact(pos)
+	if !single {
+		slices.Sort(pos)
+		pos = slices.Compact(pos)
+	}
 	if single && len(pos) == 0 {
 		return s.rc(v, codec.ESLURM_INVALID_JOB_ID), true
 	}

@@ -154,11 +154,26 @@ func TestJobListingChunks(t *testing.T) {
 				(&codec.JobInfoSingleRequest{JobID: q.id, ShowFlags: flags, StepID: codec.NoVal, StepHetComp: codec.NoVal}).Encode(&body, v)
 				rep := serve(c, &Request{Version: v, MsgType: codec.REQUEST_JOB_INFO_SINGLE, Body: body.B})
 				keep := func(e *jobEntry) bool { return e.id == q.id || e.arrayJobID == q.id }
-				if want := whole(c.Snapshot(), v, flags, keep); !bytes.Equal(asBytes(v, rep), want) {
-					t.Fatalf("%s: differs from the whole encode", name)
-				}
-				if m := decodeListing(t, Reply{Frame: asBytes(v, rep)}); uint32(len(m.Jobs)) != q.want {
+				m := decodeListing(t, Reply{Frame: asBytes(v, rep)})
+				if uint32(len(m.Jobs)) != q.want {
 					t.Fatalf("%s: %d records, want %d", name, len(m.Jobs), q.want)
+				}
+				if q.want == 1 {
+					if want := whole(c.Snapshot(), v, flags, keep); !bytes.Equal(asBytes(v, rep), want) {
+						t.Fatalf("%s: differs from the whole encode", name)
+					}
+					continue
+				}
+				// An array: its own record first, then its tasks newest
+				// first (slurmctld's pack_one_job).
+				for i, j := range m.Jobs {
+					want := uint32(600)
+					if i > 0 {
+						want = 611 - uint32(i)
+					}
+					if j.JobID != want {
+						t.Fatalf("%s: record %d is job %d, want %d", name, i, j.JobID, want)
+					}
 				}
 			}
 			body := codec.Writer{}

@@ -71,7 +71,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	if j.Contiguous {
 		ji.Contiguous = 1
 	}
-	if j.MaxNodes == 0 {
+	if j.MaxNodes == 0 && !(codec.JobIsPending(j.State) && unevaluated(j)) {
 		switch {
 		case v >= codec.V25_11:
 			// 25.11+ slurmctld caps an unset node count at the task
@@ -84,6 +84,15 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	}
 	if codec.JobIsPending(j.State) {
 		ji.NumNodes = c.pendingNodeEstimate(j)
+		if j.BeginTime > 0 && j.Priority != 0 && (j.Reason == codec.WAIT_TIME || j.Reason == codec.WAIT_NO_REASON) {
+			// Waiting for its --begin (or the requeue delay): slurmctld
+			// accrues age from it without accounting limits, and its
+			// scheduler expects the job to start then.
+			if ji.AccrueTime == 0 {
+				ji.AccrueTime = j.BeginTime
+			}
+			ji.StartTime = j.BeginTime
+		}
 	}
 	if ji.StdOut == "" && v >= codec.V25_11 {
 		// From 25.11 slurmctld stores the default output pattern itself.
@@ -157,6 +166,19 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 		}
 	}
 	return ji
+}
+
+// unevaluated reports whether slurmctld would not yet have tried to
+// place a pending job: one waiting on a dependency or its begin time,
+// released (None), or over its partition's time limit never reaches
+// select_nodes, which is what sets its maximum node count (scontrol shows
+// NumNodes=1 then, 1-1 once tried).
+func unevaluated(j *state.Job) bool {
+	switch j.Reason {
+	case codec.WAIT_DEPENDENCY, codec.WAIT_DEP_INVALID, codec.WAIT_TIME, codec.WAIT_NO_REASON, codec.WAIT_PART_TIME_LIMIT:
+		return true
+	}
+	return false
 }
 
 // raisedSignal is slurmctld's state_desc for a job ended by signal sig:

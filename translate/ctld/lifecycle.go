@@ -170,6 +170,19 @@ func (c *Controller) wake() {
 	}
 }
 
+// fitsNow reports whether some partition of the job's can hold it.
+func (c *Controller) fitsNow(j *state.Job) bool {
+	parts := c.cluster().parts
+	for _, name := range strings.Split(j.Partition, ",") {
+		for i := range parts {
+			if parts[i].Name == name && c.fits(j, &parts[i]) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // overPartTime reports whether the job's time limit is over its
 // partition's MaxTime (every partition of a list's).
 func (c *Controller) overPartTime(j *state.Job) bool {
@@ -203,6 +216,10 @@ func (c *Controller) eligible(j *state.Job, now int64) (bool, uint32) {
 		return false, j.Reason
 	case j.BeginTime > now:
 		return false, codec.WAIT_TIME
+	case (j.Reason == codec.WAIT_PART_NODE_LIMIT || j.Reason == codec.WAIT_PART_CONFIG) && !c.fitsNow(j):
+		// Queued by a 22.05 client though larger than its partition:
+		// it waits until the partition can hold it.
+		return false, j.Reason
 	case c.overPartTime(j):
 		// EnforcePartLimits=NO (the default): accepted, but it waits
 		// until its limit is lowered (slurmctld's job_limits_check).
@@ -258,6 +275,24 @@ func (c *Controller) dispatch(ctx context.Context) {
 		}
 		ok, reason := c.eligible(j, now)
 		if !ok {
+			if j.Reason == codec.WAIT_NO_REASON && reason == codec.WAIT_TIME {
+				// Released with a --begin still ahead: slurmctld's
+				// release says None, and its scheduler does not look at
+				// a job whose begin time is ahead until it comes.
+				continue
+			}
+			if reason == codec.WAIT_PART_TIME_LIMIT && j.EligibleTime == 0 {
+				// Independent (no dependency, begin time passed) but
+				// over its partition's limit: eligible, and accruing
+				// age, from now (slurmctld's job_independent).
+				nj := *j
+				nj.Reason, nj.EligibleTime, nj.AccrueTime = reason, now, now
+				if c.opt.Store.Put(&nj) == nil {
+					c.replace(e, &nj)
+					changed = true
+				}
+				continue
+			}
 			if reason != j.Reason {
 				nj := *j
 				nj.Reason = reason
@@ -552,7 +587,11 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		if target.EligibleTime == 0 || target.EligibleTime > now {
 			target.EligibleTime = now
 		}
-		target.AccrueTime = now
+		if !(target.ArrayJobID != 0 && target.ID != target.ArrayJobID) {
+			// A task split off an array keeps none: slurmctld gives the
+			// split record fresh details (scontrol: AccrueTime=Unknown).
+			target.AccrueTime = now
+		}
 	}
 	stored := true
 	if err := c.opt.Store.Put(target); err != nil {

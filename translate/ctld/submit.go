@@ -28,6 +28,10 @@ func (c *Controller) submit(req *Request) Reply {
 	job, sc, err := c.translateJobDesc(req, &d)
 	if err != nil {
 		c.logf("submit from uid %d refused: %v", req.UID, err)
+		var bc badConstraints
+		if errors.As(err, &bc) && job != nil {
+			c.keepBadConstraints(job, sc)
+		}
 		return refusal(err, req.Version)
 	}
 	if diffs := c.differences(&d, job); len(diffs) > 0 {
@@ -69,6 +73,39 @@ func (c *Controller) submit(req *Request) Reply {
 	w := codec.Writer{}
 	resp.Encode(&w, req.Version)
 	return Reply{MsgType: codec.RESPONSE_SUBMIT_BATCH_JOB, Body: w.B}
+}
+
+// keepBadConstraints records a submission refused because no node set of
+// its partition could hold it, as slurmctld does: a job FAILED at once
+// (exit code 1, reason BadConstraints) that takes an id and a priority,
+// and that squeue --states=all and sacct show.
+func (c *Controller) keepBadConstraints(job *state.Job, sc *state.Script) {
+	now := time.Now().Unix()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	jobs, err := c.opt.Store.Submit(1, sc, func(id uint32) ([]*state.Job, error) {
+		j := *job
+		j.ID = id
+		if j.Priority != 0 {
+			j.Priority = c.setJobPrio(&j, now)
+		}
+		if j.ArrayTasks != "" {
+			j.ArrayJobID = id
+		}
+		j.State, j.Reason, j.ExitCode = codec.JOB_FAILED, codec.FAIL_BAD_CONSTRAINTS, 1<<8
+		j.StartTime, j.EndTime = now, now
+		return []*state.Job{&j}, nil
+	})
+	if err != nil {
+		c.logf("submit: keeping the refused job: %v", err)
+		return
+	}
+	// Written again as finished: its history record (sacct).
+	if err := c.opt.Store.Put(jobs[0]); err != nil {
+		c.logf("submit: keeping the refused job: %v", err)
+	}
+	c.jobs = append(c.jobs, newEntry(jobs[0], c.opt.Store, true))
+	c.rebuild(now)
 }
 
 // storeWriteCode is the Slurm error for a submission the store could not
@@ -213,8 +250,19 @@ func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJ
 			j.TimeLimit = part.MaxTime
 		}
 	}
+	var pend uint32 // 22.05: queued, though too large for the partition
 	if err := c.fits(j, part); err != nil {
-		return nil, nil, err
+		var fe fitError
+		if req.Version < codec.V23_02 && errors.As(err, &fe) {
+			pend = fe.pend
+		} else {
+			if cpn := c.cluster().partLimits(part).maxCPUs; cpn > 0 {
+				// The nodes slurmctld's record says it asked for.
+				j.MinNodes = max(j.MinNodes, (j.MinCPUs+cpn-1)/cpn)
+			}
+			j.Command = commandOf(d)
+			return j, &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}, badConstraints{err}
+		}
 	}
 	if j.ArrayTasks != "" {
 		a, err := parseArray(j.ArrayTasks, c.maxArraySize())
@@ -273,6 +321,9 @@ func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJ
 		j.Reason = codec.WAIT_PART_TIME_LIMIT
 	default:
 		j.Reason = codec.WAIT_PRIORITY
+	}
+	if pend != 0 && j.Priority != 0 {
+		j.Reason = pend
 	}
 	j.EligibleTime = 0
 	if j.BeginTime > now {
@@ -457,6 +508,24 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 	return use, nil
 }
 
+// fitError is a request larger than the partition (its node count or
+// its CPUs): slurmctld 22.05 queues such a job, waiting with pend as its
+// reason (its EnforcePartLimits=NO keeps partition limits for the
+// scheduler); 23.02+ refuse it like any other that no node set fits.
+type fitError struct {
+	error
+	pend uint32
+}
+
+func (f fitError) Unwrap() error { return f.error }
+
+// badConstraints is a refusal by fits: slurmctld 23.02+ (and 22.05 for
+// what it does not queue) keep a record of such a job, FAILED with reason
+// BadConstraints, before refusing it (job_allocate's "fundamental flaw").
+type badConstraints struct{ error }
+
+func (b badConstraints) Unwrap() error { return b.error }
+
 // fits refuses requests no node set of the partition could ever satisfy,
 // with the errors slurmctld gives for them.
 func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
@@ -464,7 +533,7 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 	maxCPUs, maxMem, maxGPUs, maxShards, totalCPUs := l.maxCPUs, l.maxMem, l.maxGPUs, l.maxShard, l.totalCPUs
 	nodes := uint32(len(p.Nodes))
 	if j.MinNodes > nodes || (p.MaxNodes != conf.Infinite && j.MinNodes > p.MaxNodes) {
-		return codec.Errorf(codec.ESLURM_INVALID_NODE_COUNT, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes)
+		return fitError{codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes), codec.WAIT_PART_NODE_LIMIT}
 	}
 	if uint32(j.CPUsPerTask) > maxCPUs {
 		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
@@ -488,7 +557,7 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 		// More CPUs than the partition has: slurmctld 24.11 says only
 		// "Requested node configuration is not available" (sbatch -n8,
 		// srun, salloc on four CPUs).
-		return codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d CPUs requested, partition %s has %d", j.MinCPUs, p.Name, totalCPUs)
+		return fitError{codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d CPUs requested, partition %s has %d", j.MinCPUs, p.Name, totalCPUs), codec.WAIT_PART_CONFIG}
 	}
 	if typ := strings.ToLower(gresGPUType(j)); typ != "" {
 		// A named type is matched as slurmctld matches it: only nodes
@@ -571,8 +640,8 @@ func userErr(code uint32, text string) error {
 // refusal answers a refused request: RESPONSE_SLURM_RC_MSG with the text
 // for refusals slurmctld explains, a plain RC otherwise.
 func refusal(err error, v uint16) Reply {
-	ue, ok := err.(userError)
-	if !ok {
+	var ue userError
+	if !errors.As(err, &ue) {
 		return rcReply(codec.CodeOf(err))
 	}
 	w := codec.Writer{}
