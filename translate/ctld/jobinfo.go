@@ -122,7 +122,7 @@ func (c *Controller) jobInfo(s *Snapshot, j *state.Job, v uint16, detail bool) c
 	if ji.TimeLimit == codec.NoVal {
 		ji.TimeLimit = conf.Infinite
 	}
-	if v < codec.V24_11 || !codec.JobIsPending(j.State) {
+	if !c.accountingOn() && (v < codec.V24_11 || !codec.JobIsPending(j.State)) {
 		// Without accounting a job has no QOS record: slurmctld shows
 		// none, except that 24.11+ show a pending job's requested one.
 		ji.QOS = ""

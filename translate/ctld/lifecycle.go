@@ -587,11 +587,10 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 		if target.EligibleTime == 0 || target.EligibleTime > now {
 			target.EligibleTime = now
 		}
-		if !(target.ArrayJobID != 0 && target.ID != target.ArrayJobID) {
-			// A task split off an array keeps none: slurmctld gives the
-			// split record fresh details (scontrol: AccrueTime=Unknown).
-			target.AccrueTime = now
-		}
+		// (A task slurmctld's backfill scheduler starts shows no accrue
+		// time, one its main scheduler starts does: this is the main
+		// one, Scheduler=Main.)
+		target.AccrueTime = now
 	}
 	stored := true
 	if err := c.opt.Store.Put(target); err != nil {

@@ -183,6 +183,12 @@ func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJ
 	if j.Name == "" {
 		j.Name = "sbatch"
 	}
+	if j.QOS == "" && c.accountingOn() {
+		// With accounting every job has a QOS: the default one
+		// (slurmdbd's "normal"), whether or not its user has an
+		// association.
+		j.QOS = "normal"
+	}
 	if d.Nice != codec.NoVal {
 		j.Nice = codec.NiceFromWire(d.Nice)
 	}
