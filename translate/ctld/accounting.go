@@ -236,6 +236,14 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 		// (sacct: None).
 		d.Start, d.Flags = int64(codec.NoVal), dbFlagStartR
 	}
+	base := j.State & codec.JOB_STATE_BASE
+	endedRunning := (base == codec.JOB_CANCELLED || base == codec.JOB_TIMEOUT) && j.StartTime > 0 && j.Origin == ""
+	if endedRunning {
+		// Ended by the controller while running: slurmctld sent the
+		// job's end before its batch step reported the signal (sacct:
+		// 0:0 on the job's line).
+		d.ExitCode = 0
+	}
 	if noSteps {
 		return d
 	}
@@ -248,6 +256,11 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 			TRESAlloc: batchTRES(j), EmptyStrs: stepStatsEmpty}
 		if bs.Nodes == "" {
 			bs.Nodes = firstNode(j.Nodes)
+		}
+		if endedRunning {
+			// Its batch step was cancelled, by no one in particular
+			// (CANCELLED, the signal in its exit code).
+			bs.State, bs.ReqUID = uint16(codec.JOB_CANCELLED), reqUID(codec.NoVal)
 		}
 		if codec.JobIsRunning(j.State) {
 			bs.End = 0

@@ -616,6 +616,12 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 		j.ExcNodes = d.ExcNodes
 		requeue = true
 	}
+	if j.Priority != 0 && c.prioParams().multifactor && !(op && d.Priority != codec.NoVal && d.Priority != codec.Infinite) && !codec.JobIsFinished(j.State) {
+		// Under multifactor slurmctld computes a job's priority again at
+		// the end of every update (a user's lowered priority does not
+		// last; an operator's set one does).
+		j.Priority = c.setJobPrio(j, time.Now().Unix())
+	}
 	return requeue, warn, nil
 }
 

@@ -54,6 +54,12 @@ var loginKeys = [][2]string{
 	{"JobAcctGatherType", FrontendDefaults["JobAcctGatherType"]}, {"ReturnToService", FrontendDefaults["ReturnToService"]},
 }
 
+// priorityKeys are the multifactor settings clients read, written when
+// the server's config has them.
+var priorityKeys = []string{"PriorityWeightAge", "PriorityWeightAssoc", "PriorityWeightFairshare", "PriorityWeightJobSize",
+	"PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightTRES", "PriorityFlags", "PriorityMaxAge",
+	"PriorityFavorSmall", "PriorityDecayHalfLife", "PriorityCalcPeriod"}
+
 // SlurmConf writes the login nodes' slurm.conf: the controller's address,
 // the settings clients read, accounting at the slurmdbd stand-in, and the
 // cluster's nodes (at their stand-ins) and partitions. addr replaces an
@@ -92,6 +98,13 @@ func (l *LoginConf) SlurmConf(cfg *conf.Config, nodes []conf.Node, parts []conf.
 	}
 	if g := cfg.Get("GresTypes", ""); g != "" {
 		w("GresTypes=%s\n", g)
+	}
+	// sprio reads the priority weights from the login node's own
+	// slurm.conf (and shows the factors whose weight is set).
+	for _, k := range priorityKeys {
+		if v := cfg.Get(k, ""); v != "" {
+			w("%s=%s\n", k, v)
+		}
 	}
 	// A slurmd fetching its configs (slurmd --conf-server) keeps its
 	// state where the reply said, not in the default.

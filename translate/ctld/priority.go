@@ -264,6 +264,11 @@ func (c *Controller) multifactorInfo(p prioParams, m *codec.PriorityFactorsReque
 		if !codec.JobIsPending(e.state) || e.priority == 0 {
 			continue
 		}
+		if j := e.job(); j.Reason == codec.WAIT_DEPENDENCY || j.Reason == codec.WAIT_DEP_INVALID || j.BeginTime > now {
+			// Not independent yet (a dependency, a begin time ahead):
+			// slurmctld has computed no factors for it.
+			continue
+		}
 		if m.JobIDsSet && !slices.Contains(m.JobIDs, e.id) {
 			continue
 		}

@@ -93,7 +93,7 @@ func (c *Controller) keepBadConstraints(job *state.Job, sc *state.Script) {
 			j.ArrayJobID = id
 		}
 		j.State, j.Reason, j.ExitCode = codec.JOB_FAILED, codec.FAIL_BAD_CONSTRAINTS, 1<<8
-		j.StartTime, j.EndTime = now, now
+		j.StartTime, j.EndTime, j.EligibleTime = now, now, now
 		return []*state.Job{&j}, nil
 	})
 	if err != nil {
@@ -267,6 +267,9 @@ func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJ
 				j.MinNodes = max(j.MinNodes, (j.MinCPUs+cpn-1)/cpn)
 			}
 			j.Command = commandOf(d)
+			// Refused before the partition's default limit applies
+			// (sacct: Partition_Limit).
+			j.TimeLimit = d.TimeLimit
 			return j, &state.Script{Text: d.Script, Env: d.Environment, Argv: d.Argv}, badConstraints{err}
 		}
 	}
