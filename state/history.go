@@ -1015,3 +1015,50 @@ func (s *Store) BackfillHistory() (int, error) {
 	}
 	return len(done), s.PutMeta("history_backfilled", []byte("1"))
 }
+
+// jobRequeue is JOB_REQUEUE, the state flag of a run that was requeued
+// (sacct: REQUEUED).
+const jobRequeue = 1 << 10
+
+// RequeueRun records that the run j (the job as it was before its
+// requeue) was requeued, as slurmdbd keeps it: its record, written now
+// if the run had not ended (a running job requeued) or changed if it had
+// (a finished job requeued), carries JOB_REQUEUE beside the state it
+// ended in (sacct shows REQUEUED; its batch step keeps the state).
+func (s *Store) RequeueRun(j *Job) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commit(4096, func(txn *badger.Txn) error {
+		rec, idx := histKeys(j)
+		var h HistJob
+		item, err := txn.Get(rec)
+		switch {
+		case err == nil:
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if err := decodeHistRecord(v, &h); err != nil {
+				return err
+			}
+		case errors.Is(err, badger.ErrKeyNotFound):
+			h = HistJob{Job: *j, ReqUID: noVal32}
+			s.hist.take(j.ID, &h)
+			if err := s.noteSpan(txn, j); err != nil {
+				return err
+			}
+			if err := s.assocTxn(txn, j); err != nil {
+				return err
+			}
+			for _, k := range idx {
+				if err := txn.Set(k, nil); err != nil {
+					return err
+				}
+			}
+		default:
+			return err
+		}
+		h.State |= jobRequeue
+		return txn.Set(rec, appendHistRecord(nil, &h))
+	})
+}

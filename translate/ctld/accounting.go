@@ -238,6 +238,11 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 	}
 	base := j.State & codec.JOB_STATE_BASE
 	endedRunning := (base == codec.JOB_CANCELLED || base == codec.JOB_TIMEOUT) && j.StartTime > 0 && j.Origin == ""
+	if j.State&codec.JOB_REQUEUE != 0 && j.Origin == "" {
+		// A requeued run (state.Store.RequeueRun): REQUEUED; its batch
+		// step keeps the state the run ended in.
+		d.State = codec.JOB_REQUEUE
+	}
 	if endedRunning {
 		// Ended by the controller while running: slurmctld sent the
 		// job's end before its batch step reported the signal (sacct:
@@ -250,7 +255,7 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 	// The batch step: the script's run, as slurmstepd accounts it.
 	if j.Origin == "" && j.StartTime > 0 {
 		bs := codec.DBDStep{Elapsed: d.Elapsed, End: j.EndTime, ExitCode: j.ExitCode, NNodes: 1, Nodes: j.BatchHost,
-			NTasks: 1, ReqUID: reqUID(canceller), Start: j.StartTime, State: uint16(d.State),
+			NTasks: 1, ReqUID: reqUID(canceller), Start: j.StartTime, State: uint16(base),
 			StepID:    codec.JobStepID{JobID: j.ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal},
 			StepName:  "batch",
 			TRESAlloc: batchTRES(j), EmptyStrs: stepStatsEmpty}

@@ -686,6 +686,17 @@ func (c *Controller) requeue(req *Request) Reply {
 		if codec.JobIsRunning(j.State) && j.SessionID != "" {
 			stop = append(stop, j.SessionID)
 		}
+		if j.StartTime > 0 {
+			// The run ends here, requeued (sacct: REQUEUED): a running
+			// one as cancelled by the requeue, its batch step killed.
+			run := j
+			if codec.JobIsRunning(run.State) {
+				run.State, run.EndTime, run.ExitCode = codec.JOB_CANCELLED, now, 15
+			}
+			if err := c.opt.Store.RequeueRun(&run); err != nil {
+				c.logf("job %d: recording the requeued run: %v", j.ID, err)
+			}
+		}
 		j.SessionID, j.State, j.Reason = "", codec.JOB_PENDING, codec.WAIT_TIME
 		j.StartTime, j.EndTime, j.ExitCode, j.Nodes, j.BatchHost, j.TresAllocStr = 0, 0, 0, "", "", ""
 		j.Restarts++
