@@ -166,6 +166,12 @@ func accountingEndpoint(s *settings) (listen string, port uint16) {
 func setAccounting(s *settings) string {
 	listen, port := accountingEndpoint(s)
 	_, addr, _ := serverIdentity(s.listen, s.server)
+	if s.cfg.Get("AccountingStorageType", "") == "" {
+		// The stand-in serves sacct either way; a job gets a cluster
+		// with accounting's terms (its default QOS, fair share in its
+		// priority) when the operator's file asks for accounting.
+		s.cfg.Set("FrontendImplicitAccounting", "yes")
+	}
 	s.cfg.Set("AccountingStorageType", "accounting_storage/slurmdbd")
 	if s.cfg.Get("AccountingStorageHost", "") == "" {
 		s.cfg.Set("AccountingStorageHost", addr)

@@ -252,8 +252,9 @@ func (c *Controller) dbdJob(j *state.Job, canceller uint32, steps []state.HistSt
 	if noSteps {
 		return d
 	}
-	// The batch step: the script's run, as slurmstepd accounts it.
-	if j.Origin == "" && j.StartTime > 0 {
+	// The batch step: the script's run, as slurmstepd accounts it (none
+	// for a job that never reached a node: refused, BadConstraints).
+	if j.Origin == "" && j.StartTime > 0 && j.Nodes != "" {
 		bs := codec.DBDStep{Elapsed: d.Elapsed, End: j.EndTime, ExitCode: j.ExitCode, NNodes: 1, Nodes: j.BatchHost,
 			NTasks: 1, ReqUID: reqUID(canceller), Start: j.StartTime, State: uint16(base),
 			StepID:    codec.JobStepID{JobID: j.ID, StepID: codec.SLURM_BATCH_SCRIPT, StepHetComp: codec.NoVal},

@@ -686,9 +686,10 @@ func (c *Controller) requeue(req *Request) Reply {
 		if codec.JobIsRunning(j.State) && j.SessionID != "" {
 			stop = append(stop, j.SessionID)
 		}
-		if j.StartTime > 0 {
+		if j.StartTime > 0 && (codec.JobIsRunning(j.State) || req.Version < codec.V26_05) {
 			// The run ends here, requeued (sacct: REQUEUED): a running
 			// one as cancelled by the requeue, its batch step killed.
+			// (26.05's slurmdbd keeps a finished run as it ended.)
 			run := j
 			if codec.JobIsRunning(run.State) {
 				run.State, run.EndTime, run.ExitCode = codec.JOB_CANCELLED, now, 15

@@ -186,10 +186,13 @@ func (c *Controller) fsFactor(j *state.Job) float64 {
 	return fs
 }
 
-// accountingOn reports whether the config names a slurmdbd
-// (AccountingStorageType=accounting_storage/slurmdbd).
+// accountingOn reports whether the operator's config names a slurmdbd
+// (AccountingStorageType=accounting_storage/slurmdbd): jobs then get
+// the terms of a cluster with accounting. The server's own slurmdbd
+// stand-in (which it adds when the file names none) serves sacct alone.
 func (c *Controller) accountingOn() bool {
-	return strings.Contains(c.config().Get("AccountingStorageType", ""), "slurmdbd")
+	cfg := c.config()
+	return strings.Contains(cfg.Get("AccountingStorageType", ""), "slurmdbd") && cfg.Get("FrontendImplicitAccounting", "") != "yes"
 }
 
 // fairShares keeps the associations' fair-share factors for

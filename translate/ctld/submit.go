@@ -259,7 +259,7 @@ func (c *Controller) translateJobDescFor(req *Request, d *codec.JobDesc, assumeJ
 	var pend uint32 // 22.05: queued, though too large for the partition
 	if err := c.fits(j, part); err != nil {
 		var fe fitError
-		if req.Version < codec.V23_02 && errors.As(err, &fe) {
+		if queuesOversize(req.Version) && errors.As(err, &fe) {
 			pend = fe.pend
 		} else {
 			if cpn := c.cluster().partLimits(part).maxCPUs; cpn > 0 {
@@ -518,15 +518,21 @@ func (c *Controller) pickPartition(spec string) (*conf.Partition, error) {
 }
 
 // fitError is a request larger than the partition (its node count or
-// its CPUs): slurmctld 22.05 queues such a job, waiting with pend as its
-// reason (its EnforcePartLimits=NO keeps partition limits for the
-// scheduler); 23.02+ refuse it like any other that no node set fits.
+// its CPUs): slurmctld 22.05 and 26.05 queue such a job, waiting with
+// pend as its reason (EnforcePartLimits=NO leaves partition limits to
+// the scheduler); 24.11 refuses it like any other that no node set fits.
 type fitError struct {
 	error
 	pend uint32
 }
 
 func (f fitError) Unwrap() error { return f.error }
+
+// queuesOversize reports whether slurmctld of the client's release
+// queues a request larger than its partition (22.05 and 26.05, measured
+// with TestFidelity; 24.11 refuses it, and the releases between, not
+// measured here, are taken as 24.11).
+func queuesOversize(v uint16) bool { return v < codec.V23_02 || v >= codec.V26_05 }
 
 // badConstraints is a refusal by fits: slurmctld 23.02+ (and 22.05 for
 // what it does not queue) keep a record of such a job, FAILED with reason
