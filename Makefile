@@ -27,7 +27,7 @@ run: build
 # The whole suite: installs what it needs, then unit, fuzz-seed and
 # end-to-end tests with the real clients of every release.
 test: setup
-	SLURM_FRONTEND_E2E=1 $(GO) test -count=1 -timeout 60m $(PKGS)
+	SLURM_FRONTEND_E2E=1 $(GO) test -count=1 -timeout 85m $(PKGS)
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
