@@ -41,6 +41,14 @@ type e2eJob struct {
 
 func (j *e2eJob) userName() string { n, _, _ := strings.Cut(j.user, "("); return n }
 
+// squeueStateOf is a job's state and reason as squeue shows them.
+func squeueStateOf(t *testing.T, f *frontend, rel, id string) (string, string) {
+	t.Helper()
+	out, _, _ := f.as(t).run(rel, "squeue", "-h", "-t", "all", "-j", id, "-o", "%T %r")
+	st, reason, _ := strings.Cut(strings.TrimSpace(out), " ")
+	return st, reason
+}
+
 // e2eServer is what the test knows about the server across releases.
 type e2eServer struct {
 	f       *frontend
@@ -49,6 +57,9 @@ type e2eServer struct {
 	submits int       // REQUEST_SUBMIT_BATCH_JOB sent, accepted or not
 	byUser  map[string]int
 	lastID  int
+	// failed: submissions refused as too large for their partition whose
+	// record slurmctld 24.11 keeps (FAILED, BadConstraints: squeue -t all).
+	failed int
 }
 
 func TestE2E(t *testing.T) {
@@ -291,6 +302,20 @@ func (s *e2eServer) release(t *testing.T, rel string) {
 		out := f.as(t).mustRun(rel, "squeue", "-t", "all")
 		tb := parseTable(t, "squeue -t all", out)
 		tb.wantHeader(t, "squeue -t all", "JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)")
+		// The records of submissions too large for their partition
+		// (24.11): FAILED, BadConstraints, listed with the others.
+		rows, failed := tb.rows[:0], 0
+		for _, row := range tb.rows {
+			if len(row) >= 8 && row[4] == "F" && row[len(row)-1] == "(BadConstraints)" {
+				failed++
+				continue
+			}
+			rows = append(rows, row)
+		}
+		tb.rows = rows
+		if failed != s.failed {
+			t.Errorf("squeue -t all: %d BadConstraints records, want %d", failed, s.failed)
+		}
 		checkSet(t, "squeue -t all", tb, 0, s.jobs)
 	})
 
@@ -463,8 +488,9 @@ func (s *e2eServer) release(t *testing.T, rel string) {
 			{[]string{"-p", "nosuch", "--wrap", "x"}, "" +
 				"sbatch: error: invalid partition specified: nosuch\n" +
 				"sbatch: error: Batch job submission failed: Invalid partition name specified\n"},
-			// Real 24.11 (without --hold). Real 22.05 and 26.05 accept this
-			// job and leave it pending (Reason=PartitionConfig) instead.
+			// Real 24.11 refuses it (and keeps its record, FAILED with
+			// reason BadConstraints); real 22.05 and 26.05 accept it and
+			// leave it pending (PartitionConfig), as we do for them.
 			{[]string{"-c", "1000", "--wrap", "x"}, "" +
 				"sbatch: error: CPU count per node can not be satisfied\n" +
 				"sbatch: error: Batch job submission failed: Requested node configuration is not available\n"},
@@ -472,6 +498,24 @@ func (s *e2eServer) release(t *testing.T, rel string) {
 			s.submits++
 			s.byUser["root"]++
 			out, errs, code := r.run(rel, append([]string{"sbatch"}, c.args...)...)
+			if c.args[0] == "-c" && rel != "24.11" {
+				m := regexp.MustCompile(`^Submitted batch job (\d+)\n$`).FindStringSubmatch(out)
+				if code != 0 || m == nil {
+					t.Errorf("sbatch %s: exit %d, stdout %q, stderr %q; want it queued, as real %s does", strings.Join(c.args, " "), code, out, errs, rel)
+					continue
+				}
+				id, _ := strconv.Atoi(m[1])
+				s.lastID = max(s.lastID, id)
+				s.jobs = append(s.jobs, &e2eJob{id: id, rel: rel, unexpected: true})
+				if st, reason := squeueStateOf(t, f, rel, m[1]); st != "PENDING" || reason != "PartitionConfig" {
+					t.Errorf("sbatch %s: job %s %s (%s), want PENDING (PartitionConfig)", strings.Join(c.args, " "), m[1], st, reason)
+				}
+				continue
+			}
+			if c.args[0] == "-c" {
+				s.lastID++ // the FAILED record's id
+				s.failed++
+			}
 			if code != 1 || out != "" || errs != c.want {
 				t.Errorf("sbatch %s: exit %d, stdout %q\nstderr:\n%s\nwant exit 1 and stderr:\n%s", strings.Join(c.args, " "), code, out, errs, c.want)
 			}

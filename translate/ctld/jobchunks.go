@@ -65,11 +65,17 @@ type jobRecords struct {
 	pieces []*memfile.Bytes // the chunks' bytes, to follow head
 }
 
-// each calls f with the records of the jobs at pos (ascending indexes
-// into the snapshot's jobs), in order.
+// each calls f with the records of the jobs at pos (indexes into the
+// snapshot's jobs, mostly ascending), in order.
 func (jr *jobRecords) each(pos []int32, f func(rec []byte)) {
 	k := 0
 	for _, i := range pos {
+		if i < jr.starts[k] {
+			// Positions mostly ascend (a listing); pack_one_job's order
+			// (an array's own record, then its newest tasks first) goes
+			// back: find the chunk again.
+			k = sort.Search(len(jr.starts), func(x int) bool { return jr.starts[x] > i }) - 1
+		}
 		for k+1 < len(jr.starts) && jr.starts[k+1] <= i {
 			k++
 		}

@@ -551,7 +551,7 @@ func (c *Controller) fits(j *state.Job, p *conf.Partition) error {
 		return fitError{codec.Errorf(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "%d nodes requested, partition %s has %d", j.MinNodes, p.Name, nodes), codec.WAIT_PART_NODE_LIMIT}
 	}
 	if uint32(j.CPUsPerTask) > maxCPUs {
-		return userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied")
+		return fitError{userErr(codec.ESLURM_REQUESTED_NODE_CONFIG_UNAVAIL, "CPU count per node can not be satisfied"), codec.WAIT_PART_CONFIG}
 	}
 	// What one node must hold: --ntasks-per-node tasks, or the job's CPUs
 	// spread over at most --nodes=MAX nodes (sbatch -N1 -n30 on 16-CPU
