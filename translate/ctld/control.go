@@ -8,7 +8,6 @@ import (
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
 	"github.com/lablup/slurm-frontend/translate"
-	"github.com/lablup/slurm-frontend/translate/conf"
 )
 
 // mayControl reports whether uid may act on job j: its owner, root, the
@@ -631,7 +630,7 @@ func (c *Controller) partAllows(j *state.Job, limit uint32) bool {
 	parts := c.cluster().parts
 	for i := range parts {
 		if parts[i].Name == firstPartition(j.Partition) {
-			return parts[i].MaxTime == conf.Infinite || (limit != codec.Infinite && parts[i].MaxTime >= limit)
+			return withinMaxTime(&parts[i], limit)
 		}
 	}
 	return false

@@ -196,13 +196,19 @@ func (c *Controller) overPartTime(j *state.Job) bool {
 			if parts[i].Name != name {
 				continue
 			}
-			if parts[i].MaxTime == conf.Infinite || (j.TimeLimit != conf.Infinite && j.TimeLimit <= parts[i].MaxTime) {
+			if withinMaxTime(&parts[i], j.TimeLimit) {
 				return false
 			}
 			over = true
 		}
 	}
 	return over
+}
+
+// withinMaxTime reports whether a time limit (minutes, or Infinite) is
+// within the partition's MaxTime.
+func withinMaxTime(p *conf.Partition, limit uint32) bool {
+	return p.MaxTime == conf.Infinite || (limit != conf.Infinite && limit <= p.MaxTime)
 }
 
 // sessionCreating marks a job whose session is being created.
