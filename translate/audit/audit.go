@@ -318,7 +318,7 @@ func (a *Auditor) call(f *file, c command, prog string, args []word, byPath map[
 		case s != "":
 			if g := byPath[resolve(f.path, s)]; g != nil {
 				in.Script, _ = placeholders(g.data, false)
-			} else if data, err := os.ReadFile(resolve(f.path, s)); err == nil {
+			} else if data, err := readRegular(resolve(f.path, s)); err == nil {
 				in.Script = data
 			} else {
 				j.Unresolved = append(j.Unresolved, "script "+s+" (not found beside the wrapper)")
@@ -333,6 +333,20 @@ func (a *Auditor) call(f *file, c command, prog string, args []word, byPath map[
 	}
 	a.classify(&j, prog, in)
 	return j
+}
+
+// readRegular reads a script a wrapper names outside the walked paths:
+// a regular file only, never through a symbolic link (the audit may run
+// as root over users' directories).
+func readRegular(path string) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return os.ReadFile(path)
 }
 
 func wordsOf(ss []string) []word {
