@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,7 +161,7 @@ func (a *Auditor) read(path string) (*file, string) {
 	if st.Size() > limit {
 		return nil, ""
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -339,14 +340,19 @@ func (a *Auditor) call(f *file, c command, prog string, args []word, byPath map[
 // a regular file only, never through a symbolic link (the audit may run
 // as root over users' directories).
 func readRegular(path string) ([]byte, error) {
-	st, err := os.Lstat(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return os.ReadFile(path)
+	return io.ReadAll(f)
 }
 
 func wordsOf(ss []string) []word {
