@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -167,9 +168,24 @@ func (s *bside) waitDone(t *testing.T, id string, d time.Duration) (string, stri
 	t.Helper()
 	st, reason, ok := s.waitState(t, id, d, func(st, _ string) bool { return !activeStates[st] })
 	if !ok {
-		t.Fatalf("%s: job %s still %s (%s) after %v\n%s", s.name, id, st, reason, d, s.logTail())
+		t.Fatalf("%s: job %s still %s (%s) after %v\n%s\n%s", s.name, id, st, reason, d, s.logTail(), jobProcs(s.dir))
 	}
 	return st, reason
+}
+
+// jobProcs lists the processes of the embedded engine's jobs (shims,
+// container runtimes, anything in dir) with where each one waits: what a
+// job that does not end is stuck on.
+func jobProcs(dir string) string {
+	out, _ := exec.Command("ps", "-eo", "pid,ppid,user,stat,wchan:32,etime,args").Output()
+	lines := strings.Split(string(out), "\n")
+	keep := lines[:1]
+	for _, l := range lines[1:] {
+		if strings.Contains(l, "shim") || strings.Contains(l, "crun") || strings.Contains(l, dir) {
+			keep = append(keep, l)
+		}
+	}
+	return "processes:\n" + strings.Join(keep, "\n")
 }
 
 // showJob returns the fields of `scontrol show job ID` (one record).
