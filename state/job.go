@@ -55,6 +55,11 @@ type Job struct {
 	Priority uint32 `json:"priority"`
 	Nice     int32  `json:"nice,omitempty"`
 	HeldBy   uint8  `json:"held_by,omitempty"` // 0 none, 1 admin, 2 user
+	// PrioSet: an operator set the priority (scontrol update
+	// Priority=N), slurmctld's direct_set_prio: kept through updates and
+	// priority/multifactor's periodic recalculation until a release or
+	// requeue computes it again.
+	PrioSet bool `json:"prio_set,omitempty"`
 
 	MinNodes      uint32 `json:"min_nodes"`
 	MaxNodes      uint32 `json:"max_nodes"`

@@ -36,6 +36,7 @@ const (
 	jobRecBoolExclusive
 	jobRecBoolContiguous
 	jobRecBoolNoRequeue
+	jobRecBoolPrioSet
 	jobRecBoolAll = 1<<iota - 1
 )
 
@@ -92,6 +93,9 @@ func appendJobRecord(b []byte, j *Job) []byte {
 	}
 	if j.NoRequeue {
 		bits |= jobRecBoolNoRequeue
+	}
+	if j.PrioSet {
+		bits |= jobRecBoolPrioSet
 	}
 	b = u(b, bits)
 	b = u(b, uint64(j.Restarts))
@@ -306,6 +310,7 @@ func (d *jobDec) v1(j *Job) {
 	j.Exclusive = bits&jobRecBoolExclusive != 0
 	j.Contiguous = bits&jobRecBoolContiguous != 0
 	j.NoRequeue = bits&jobRecBoolNoRequeue != 0
+	j.PrioSet = bits&jobRecBoolPrioSet != 0
 	j.Restarts = d.u16()
 	j.WarnSignal = d.u16()
 	j.WarnTime = d.u16()

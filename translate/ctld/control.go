@@ -512,6 +512,7 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 		// slurmctld's _release_job_rec: a new priority, and no reason
 		// until the scheduler looks at the job again (a --begin in the
 		// past is forgotten).
+		j.PrioSet = false
 		j.Priority, j.HeldBy, j.Reason = c.setJobPrio(j, time.Now().Unix()), 0, codec.WAIT_NO_REASON
 		if j.BeginTime != 0 && j.BeginTime < time.Now().Unix() {
 			j.BeginTime = 0
@@ -519,6 +520,7 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 	case d.Priority == codec.Infinite && op:
 		// An operator's release of a job that is not held: its priority
 		// is computed again.
+		j.PrioSet = false
 		j.Priority = c.setJobPrio(j, time.Now().Unix())
 		requeue = true
 	case d.Priority == codec.Infinite:
@@ -526,7 +528,7 @@ func (c *Controller) applyUpdate(req *Request, d *codec.JobDesc, j *state.Job) (
 	case d.Priority != codec.NoVal && j.Priority == 0:
 		return false, 0, codec.Errorf(codec.ESLURM_JOB_HELD, "held: priority not reset")
 	case d.Priority != codec.NoVal && op:
-		j.Priority = d.Priority
+		j.Priority, j.PrioSet = d.Priority, true
 		requeue = true
 	case d.Priority != codec.NoVal && d.Priority < j.Priority:
 		// A user may lower a job's priority; slurmctld sets it but says

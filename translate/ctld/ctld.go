@@ -116,6 +116,9 @@ type Controller struct {
 	lowestPrio uint32
 	// fsCache: the fair-share factors priority/multifactor reads.
 	fsCache fairShares
+	// prioCalcAt: when priority/multifactor's periodic pass last ran
+	// (c.mu; 0: not yet).
+	prioCalcAt int64
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
 	createdAt map[string]time.Time

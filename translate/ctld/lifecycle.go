@@ -205,6 +205,11 @@ func (c *Controller) overPartTime(j *state.Job) bool {
 	return over
 }
 
+// overPart says the reason is a partition limit a pending job waits on.
+func overPart(reason uint32) bool {
+	return reason == codec.WAIT_PART_TIME_LIMIT || reason == codec.WAIT_PART_NODE_LIMIT || reason == codec.WAIT_PART_CONFIG
+}
+
 // withinMaxTime reports whether a time limit (minutes, or Infinite) is
 // within the partition's MaxTime.
 func withinMaxTime(p *conf.Partition, limit uint32) bool {
@@ -287,10 +292,13 @@ func (c *Controller) dispatch(ctx context.Context) {
 				// a job whose begin time is ahead until it comes.
 				continue
 			}
-			if reason == codec.WAIT_PART_TIME_LIMIT && j.EligibleTime == 0 {
+			if overPart(reason) && j.EligibleTime == 0 && j.Dependency == "" {
 				// Independent (no dependency, begin time passed) but
-				// over its partition's limit: eligible, and accruing
-				// age, from now (slurmctld's job_independent).
+				// over its partition's limits (time; for a 22.05 or
+				// 26.05 client also nodes or CPUs): eligible, and
+				// accruing age, from now, as slurmctld's job_independent
+				// makes it before its partition checks (measured: sacct
+				// lists such a job as pending).
 				nj := *j
 				nj.Reason, nj.EligibleTime, nj.AccrueTime = reason, now, now
 				if c.opt.Store.Put(&nj) == nil {

@@ -157,6 +157,9 @@ func firstPartition(list string) string {
 // setJobPrio is slurmctld's set_job_prio for the config's PriorityType:
 // the priority j gets now (it must not be held). Callers hold c.mu.
 func (c *Controller) setJobPrio(j *state.Job, now int64) uint32 {
+	if j.PrioSet && j.Priority > 0 {
+		return j.Priority // an operator's, kept (slurmctld's direct_set_prio)
+	}
 	p := c.prioParams()
 	if !p.multifactor {
 		return c.nextPriority()
@@ -164,12 +167,67 @@ func (c *Controller) setJobPrio(j *state.Job, now int64) uint32 {
 	// Set at submission, release and requeue: the job has not begun to
 	// accrue age (slurmctld sets accrue_time when the scheduler first
 	// finds the job eligible, after this).
-	f := c.jobFactors(p, j, now, 0, c.fsFactor(j))
+	return prioOf(c.jobFactors(p, j, now, 0, c.fsFactor(j)), j)
+}
+
+// prioOf is the priority the weighted factors f give job j: their sum
+// less its nice value, at least 1 (0 is a hold).
+func prioOf(f factors, j *state.Job) uint32 {
 	prio := f.sum() - float64(j.Nice)
 	if prio < 1 {
 		prio = 1
 	}
 	return uint32(min(prio, math.MaxUint32))
+}
+
+// ageAt is the accrue time priority/multifactor's factors use at time t:
+// the job's, if it began to accrue by then, else none.
+func ageAt(j *state.Job, t int64) int64 {
+	if j.AccrueTime > 0 && j.AccrueTime <= t {
+		return j.AccrueTime
+	}
+	return 0
+}
+
+// recalcPriorities is slurmctld's periodic pass (the decay thread's
+// decay_apply_weighted_factors, every PriorityCalcPeriod) under
+// priority/multifactor: every pending job that is not held and whose
+// priority no operator set gets the priority its factors give now, age
+// included. sprio then shows the factors of this pass (prioCalcAt).
+func (c *Controller) recalcPriorities(now int64) {
+	p := c.prioParams()
+	if !p.multifactor {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prioCalcAt = now
+	var ents []*jobEntry
+	var jobs []*state.Job
+	for _, e := range c.jobs {
+		j := e.hot
+		if j == nil || !codec.JobIsPending(e.state) || e.priority == 0 || j.PrioSet {
+			continue
+		}
+		prio := prioOf(c.jobFactors(p, j, now, ageAt(j, now), c.fsFactor(j)), j)
+		if prio == j.Priority {
+			continue
+		}
+		nj := *j
+		nj.Priority = prio
+		ents, jobs = append(ents, e), append(jobs, &nj)
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	if err := c.opt.Store.Put(jobs...); err != nil {
+		c.logf("priority recalculation: %v", err)
+		return
+	}
+	for i, e := range ents {
+		c.replace(e, jobs[i])
+	}
+	c.rebuild(now)
 }
 
 // fsFactor is the fair-share factor of the job's association, as
@@ -250,6 +308,9 @@ func (c *Controller) refreshFairShares(ctx context.Context) {
 			return
 		case <-time.After(period):
 		}
+		// Priorities were set at submission (or recovered at start);
+		// each pass adds the age the jobs accrued since.
+		c.recalcPriorities(time.Now().Unix())
 	}
 }
 
@@ -262,6 +323,7 @@ func (c *Controller) multifactorInfo(p prioParams, m *codec.PriorityFactorsReque
 	info.EmptyList = true
 	now := time.Now().Unix()
 	c.mu.Lock()
+	calcAt := c.prioCalcAt
 	var jobs []state.Job
 	for _, e := range c.jobs {
 		if !codec.JobIsPending(e.state) || e.priority == 0 {
@@ -288,7 +350,9 @@ func (c *Controller) multifactorInfo(p prioParams, m *codec.PriorityFactorsReque
 		}
 		o := codec.PriorityFactorsJob{StepID: codec.JobStepID{JobID: j.ID, StepID: codec.NoVal, StepHetComp: codec.NoVal},
 			UserID: j.UserID, Account: j.Account, Partition: firstPartition(j.Partition), QOS: j.QOS}
-		f := c.jobFactors(p, j, now, 0, c.fsFactor(j))
+		// The factors of the last periodic pass (slurmctld's sprio shows
+		// those the job's priority was computed with): age as of then.
+		f := c.jobFactors(p, j, calcAt, ageAt(j, calcAt), c.fsFactor(j))
 		o.Factors = codec.PriorityFactors{Age: f.age, Assoc: f.assoc, FS: f.fs, JS: f.js, Part: f.part, QOS: f.qos,
 			Site: codec.NiceOffset, Nice: codec.NiceOffset + uint32(j.Nice)}
 		info.Jobs = append(info.Jobs, o)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
 	"github.com/lablup/slurm-frontend/state"
@@ -123,6 +124,88 @@ PartitionName=high Nodes=n[1-4] PriorityJobFactor=4 State=UP
 		}
 		if o.StepID.JobID == large && (f.JS != 1000 || f.Part != 2000 || o.Partition != "high") {
 			t.Errorf("sprio, large job: %+v in %s", f, o.Partition)
+		}
+	}
+}
+
+// TestMultifactorRecalc: priority/multifactor's periodic pass (slurmctld's
+// decay thread, every PriorityCalcPeriod) gives pending jobs the age they
+// accrued; a priority an operator set is kept through it and through
+// later updates; sprio shows the factors of the last pass.
+func TestMultifactorRecalc(t *testing.T) {
+	cfg, err := conf.Parse(strings.NewReader(`ClusterName=mf
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityMaxAge=1-0
+NodeName=n[1-4] CPUs=8 RealMemory=8000 State=UNKNOWN
+PartitionName=low Nodes=n[1-4] Default=YES State=UP
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestController(t, cfg, state.NewRPCStats())
+	const v = codec.V24_11
+	rpc := func(typ uint16, enc func(*codec.Writer)) Reply {
+		t.Helper()
+		w := codec.Writer{}
+		enc(&w)
+		return c.Slow(&Request{Version: v, MsgType: typ, Body: w.B})
+	}
+	submit := func() uint32 {
+		t.Helper()
+		d := codec.NewJobDesc()
+		d.Script, d.Environment, d.UserID, d.GroupID, d.WorkDir = "#!/bin/sh\ntrue\n", []string{"PATH=/bin"}, 0, 0, "/tmp"
+		rep := rpc(codec.REQUEST_SUBMIT_BATCH_JOB, func(w *codec.Writer) { d.Encode(w, v) })
+		var resp codec.SubmitResponse
+		r := codec.NewReader(rep.Body)
+		if err := resp.Decode(&r, v); err != nil || rep.MsgType != codec.RESPONSE_SUBMIT_BATCH_JOB {
+			t.Fatalf("submit: type %d: %v", rep.MsgType, err)
+		}
+		return resp.StepID.JobID
+	}
+	a, b := submit(), submit()
+	prio := func(id uint32) uint32 { return c.entry(id).job().Priority }
+	if prio(a) != 1 || prio(b) != 1 {
+		t.Fatalf("at submission: priorities %d %d, want 1 (no age yet, no other factor)", prio(a), prio(b))
+	}
+	// Both began to accrue half a PriorityMaxAge ago.
+	now := time.Now().Unix()
+	c.mu.Lock()
+	for _, id := range []uint32{a, b} {
+		j := *c.entry(id).job()
+		j.AccrueTime = now - 12*3600
+		c.replace(c.entry(id), &j)
+	}
+	c.mu.Unlock()
+	// An operator sets b's priority.
+	d := codec.NewJobDesc()
+	d.JobIDStr, d.Priority = strconv.FormatUint(uint64(b), 10), 7
+	if rep := rpc(codec.REQUEST_UPDATE_JOB, func(w *codec.Writer) { d.Encode(w, v) }); rep.MsgType != codec.RESPONSE_SLURM_RC || rep.Body[3] != 0 {
+		t.Fatalf("update priority: %d %v", rep.MsgType, rep.Body)
+	}
+	c.recalcPriorities(now)
+	if got := prio(a); got != 500 {
+		t.Errorf("after the periodic pass: priority %d, want 500 (half of PriorityMaxAge: age factor 0.5 × 1000)", got)
+	}
+	if got := prio(b); got != 7 {
+		t.Errorf("an operator's priority after the periodic pass: %d, want 7 (kept)", got)
+	}
+	// A later update of b (its name) keeps the operator's priority.
+	d = codec.NewJobDesc()
+	d.JobIDStr, d.Name = strconv.FormatUint(uint64(b), 10), "renamed"
+	rpc(codec.REQUEST_UPDATE_JOB, func(w *codec.Writer) { d.Encode(w, v) })
+	if got := prio(b); got != 7 {
+		t.Errorf("an operator's priority after another update: %d, want 7 (kept)", got)
+	}
+	rep := rpc(codec.REQUEST_PRIORITY_FACTORS, func(w *codec.Writer) { (&codec.PriorityFactorsRequest{}).Encode(w, v) })
+	var info codec.PriorityFactorsInfo
+	r := codec.NewReader(rep.Body)
+	if err := info.Decode(&r, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range info.Jobs {
+		if o.StepID.JobID == a && o.Factors.Age != 500 {
+			t.Errorf("sprio: job %d's age factor %v, want 500 (the pass's)", a, o.Factors.Age)
 		}
 	}
 }
