@@ -368,7 +368,6 @@ exit 3
 			"SLURM_CLUSTER_NAME":  "refcluster",
 			"SLURM_SUBMIT_DIR":    s.dir,
 			"SLURM_SUBMIT_HOST":   shortHost(),
-			"SLURM_CONF":          s.r.conf,
 			"SLURM_NTASKS":        "2",
 			"SLURM_NPROCS":        "2",
 			"SLURM_CPUS_PER_TASK": "3",
@@ -387,6 +386,11 @@ exit 3
 			"SLURM_PROCID":            "0",
 			"SLURM_LOCALID":           "0",
 			"SLURM_GTIDS":             "0",
+		}
+		// The node's config, as a configless slurmd gives its jobs (not
+		// the submitter's: TestJobSlurmConf).
+		if c := env["SLURM_CONF"]; !strings.HasPrefix(c, "/run/slurm-frontend/conf-") {
+			t.Errorf("%s: job environment: SLURM_CONF=%q, want the node stand-ins' config", s.name, c)
 		}
 		keys := make([]string, 0, len(want))
 		for k := range want {
@@ -1299,4 +1303,37 @@ func batchRlimits(t *testing.T, s *bside) {
 		t.Errorf("%s: job %s under the submitting shell's limits printed %q, want %q (NOFILE, CORE, STACK, no SLURM_RLIMIT_* left)",
 			s.name, m[1], b, want)
 	}
+}
+
+// TestJobSlurmConf: a job's own client commands reach the server, whatever
+// the submitter's SLURM_CONF was (here a path that does not exist where
+// the job runs): the job gets the node stand-ins' config, as a configless
+// slurmd's job gets slurmd's, and SLURM_CONF_SERVER is not passed on.
+func TestJobSlurmConf(t *testing.T) {
+	onOurs(t, func(t *testing.T, s *bside) {
+		id := s.sbatch(t, "--export=ALL,SLURM_CONF=/nonexistent/slurm.conf,SLURM_CONF_SERVER=nowhere:1", "-o", "conf-%j.out", "--wrap",
+			`echo "conf=$SLURM_CONF server=${SLURM_CONF_SERVER-unset}"; squeue -h -j $SLURM_JOB_ID -o "%i %T"; scontrol show config | grep "^ClusterName"`)
+		if st, reason := s.waitDone(t, id, 30*time.Second); st != "COMPLETED" {
+			out, _ := os.ReadFile(filepath.Join(s.dir, "conf-"+id+".out"))
+			t.Fatalf("%s: job %s: %s %s\n%s", s.name, id, st, reason, out)
+		}
+		b, _ := os.ReadFile(filepath.Join(s.dir, "conf-"+id+".out"))
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%s: job %s printed %q, want 3 lines", s.name, id, b)
+		}
+		conf, server, _ := strings.Cut(strings.TrimPrefix(lines[0], "conf="), " ")
+		if !strings.HasPrefix(conf, "/run/slurm-frontend/conf-") || server != "server=unset" {
+			t.Errorf("%s: job %s: SLURM_CONF=%q, %s; want the node stand-ins' config and no SLURM_CONF_SERVER", s.name, id, conf, server)
+		}
+		if lines[1] != id+" RUNNING" {
+			t.Errorf("%s: squeue in job %s printed %q, want %q", s.name, id, lines[1], id+" RUNNING")
+		}
+		if f := strings.Fields(lines[2]); len(f) != 3 || f[2] != "refcluster" {
+			t.Errorf("%s: scontrol show config in job %s: %q, want ClusterName = refcluster", s.name, id, lines[2])
+		}
+		if fi, err := os.Lstat(conf); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("%s: %s: %v %v, want a regular file of root's, mode 0644", s.name, conf, fi, err)
+		}
+	})
 }

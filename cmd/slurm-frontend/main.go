@@ -285,6 +285,12 @@ func serve(args []string) error {
 		SetDebugLevel: lg.setLevel,
 		Login:         loginConf(s, true),
 	}
+	if s.backend != "backendai" {
+		// Outside the state directory (root's alone: the store's files
+		// are in it), one per server on the host, as slurmd's
+		// /run/slurm/conf.
+		opts.NodeConfDir = s.cfg.Get("FrontendNodeConfDir", fmt.Sprintf("/run/slurm-frontend/conf-%d", port))
+	}
 	// scontrol reconfigure and shutdown (reconfigure.go). After a
 	// reconfigure: the log level and rate limits of the new file (a
 	// restarted slurmctld's), and the files pushed to configless nodes.

@@ -146,10 +146,18 @@ func (c *Controller) jobEnv(j *state.Job, sent []string, tasks *arrayRange) []st
 		}
 	}
 	set["SLURM_TASKS_PER_NODE"] = tasksPerNode(j)
+	if p := c.nodeConfPath(); p != "" {
+		// slurmd forces its own config on the job (the submitter's path
+		// may not exist on the node), and drops SLURM_CONF_SERVER.
+		set["SLURM_CONF"] = p
+	}
 	out := make([]string, 0, len(sent)+len(set))
 	for _, kv := range sent {
 		k, _, _ := strings.Cut(kv, "=")
 		if _, over := set[k]; over {
+			continue
+		}
+		if k == "SLURM_CONF_SERVER" && c.nodeConfPath() != "" {
 			continue
 		}
 		if strings.HasPrefix(k, "SLURM_RLIMIT_") {

@@ -372,6 +372,7 @@ func (c *Controller) sackdAddrs() []netip.AddrPort {
 // ctx; the call blocks until all are done, so an RPC handler that should
 // answer at once runs it in its own goroutine.
 func (c *Controller) PushConfig(ctx context.Context) int {
+	c.writeNodeConf()
 	if !c.configlessOn() {
 		return 0
 	}
@@ -410,6 +411,7 @@ func (c *Controller) loginConfHash() string {
 // start with configless. It decides at once: called before the listener
 // starts, no fetch can come between.
 func (c *Controller) pushIfChanged(ctx context.Context) {
+	c.writeNodeConf()
 	if !c.configlessOn() {
 		return
 	}

@@ -78,6 +78,12 @@ type Options struct {
 	// Login makes the slurm.conf served to configless login nodes
 	// (REQUEST_CONFIG; configless.go); nil: one from the fields above.
 	Login *LoginConf
+	// NodeConfDir is where the slurm.conf of the server's node
+	// stand-ins is kept, as a configless slurmd keeps its conf cache:
+	// jobs run on this host (the embedded engine) get SLURM_CONF
+	// pointing at it, as slurmd's jobs do, so the client commands they
+	// run reach this server. "": jobs run elsewhere (Backend.AI).
+	NodeConfDir string
 	// Reload reads the config file again (scontrol reconfigure); nil:
 	// reconfigure is not supported.
 	Reload func() (*conf.Config, error)
@@ -119,6 +125,10 @@ type Controller struct {
 	// prioCalcAt: when priority/multifactor's periodic pass last ran
 	// (c.mu; 0: not yet).
 	prioCalcAt int64
+	// nodeConfText is the node stand-ins' slurm.conf last written
+	// (nodeconf.go).
+	nodeConfMu   sync.Mutex
+	nodeConfText string
 	// createdAt: when this run recorded a session id for a job (c.mu);
 	// a resync ignores sessions recorded after it listed the engine's.
 	createdAt map[string]time.Time
