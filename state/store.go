@@ -192,57 +192,115 @@ func (s *Store) ReserveID() (uint32, error) {
 // them with their script in one synchronous transaction. The IDs are
 // never handed out again, even if the process dies right after.
 func (s *Store) Submit(count uint32, sc *Script, build func(firstID uint32) ([]*Job, error)) ([]*Job, error) {
-	if count == 0 {
-		count = 1
-	}
+	r := s.SubmitBatch([]Submission{{Count: count, Script: sc, Build: build}})
+	return r[0].Jobs, r[0].Err
+}
+
+// Submission is one submission of a SubmitBatch: what Submit takes.
+type Submission struct {
+	Count  uint32
+	Script *Script
+	Build  func(firstID uint32) ([]*Job, error)
+}
+
+// Submitted is a Submission's outcome: its records, or why it failed.
+type Submitted struct {
+	Jobs []*Job
+	Err  error
+}
+
+// SubmitBatch is Submit for several submissions at once (group commit):
+// their IDs follow each other in the order given, and all of them are
+// written in one synchronous transaction, one log sync for the batch
+// where Submit each would take one each. A submission whose Build fails
+// fails alone and takes no ID; if the write fails, every submission of
+// the batch fails and no ID is used.
+func (s *Store) SubmitBatch(subs []Submission) []Submitted {
+	out := make([]Submitted, len(subs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	first := s.nextID
-	if uint64(first)+uint64(count) >= 0xFFFFFFF0 {
-		return nil, ErrIDsExhausted
+	type rec struct {
+		recs   [][]byte
+		script []byte
+		first  uint32
 	}
-	jobs, err := build(first)
-	if err != nil {
-		return nil, err
-	}
-	var script []byte
-	if sc != nil {
-		if script, err = json.Marshal(sc); err != nil {
-			return nil, err
+	recs := make([]rec, len(subs))
+	next := s.nextID
+	size := int64(0)
+	ok := 0
+	for i, sub := range subs {
+		count := max(sub.Count, 1)
+		if uint64(next)+uint64(count) >= 0xFFFFFFF0 {
+			out[i].Err = ErrIDsExhausted
+			continue
 		}
+		jobs, err := sub.Build(next)
+		if err == nil && sub.Script != nil {
+			recs[i].script, err = json.Marshal(sub.Script)
+		}
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		var n int64
+		recs[i].recs, n = encodeJobs(jobs)
+		recs[i].first = next
+		size += n + int64(len(recs[i].script))
+		out[i].Jobs = jobs
+		next += count
+		ok++
 	}
-	recs, size := encodeJobs(jobs)
-	next := first + count
-	err = s.commit(size+int64(len(script)), func(txn *badger.Txn) error {
+	if ok == 0 {
+		return out
+	}
+	err := s.commit(size, func(txn *badger.Txn) error {
 		var nb [4]byte
 		binary.BigEndian.PutUint32(nb[:], next)
 		if err := txn.Set(keyNextID, nb[:]); err != nil {
 			return err
 		}
-		for i, j := range jobs {
-			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
-				return err
-			}
+		type ua struct {
+			uid  uint32
+			acct string
 		}
-		if len(jobs) > 0 {
-			// The user's association in the job's account, from its
-			// submission on (one submission: one user and account).
-			if err := s.assocTxn(txn, jobs[0]); err != nil {
-				return err
+		seen := map[ua]bool{}
+		for i := range subs {
+			jobs := out[i].Jobs
+			if out[i].Err != nil {
+				continue
 			}
-		}
-		if sc != nil {
-			if err := txn.Set(scriptKey(first), script); err != nil {
-				return err
+			for k, j := range jobs {
+				if err := txn.Set(jobKey(j.ID), recs[i].recs[k]); err != nil {
+					return err
+				}
+			}
+			if len(jobs) > 0 && !seen[ua{jobs[0].UserID, jobs[0].Account}] {
+				// The user's association in the job's account, from its
+				// submission on (one submission: one user and account).
+				seen[ua{jobs[0].UserID, jobs[0].Account}] = true
+				if err := s.assocTxn(txn, jobs[0]); err != nil {
+					return err
+				}
+			}
+			if recs[i].script != nil {
+				if err := txn.Set(scriptKey(recs[i].first), recs[i].script); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store job: %w", err)
+		err = fmt.Errorf("store job: %w", err)
+		for i := range out {
+			if out[i].Err == nil {
+				out[i] = Submitted{Err: err}
+			}
+		}
+		return out
 	}
 	s.nextID = next
-	return jobs, nil
+	return out
 }
 
 // RaiseNextID makes the next job ID at least id (never lowers it): after

@@ -127,6 +127,10 @@ type Controller struct {
 	prioCalcAt int64
 	// nodeConfText is the node stand-ins' slurm.conf last written
 	// (nodeconf.go).
+	// group: submissions waiting to share a store write
+	// (groupcommit.go); batches counts the writes.
+	group        groupCommit
+	batches      atomic.Uint64
 	nodeConfMu   sync.Mutex
 	nodeConfText string
 	// createdAt: when this run recorded a session id for a job (c.mu);

@@ -37,27 +37,11 @@ func (c *Controller) submit(req *Request) Reply {
 	if diffs := c.differences(&d, job); len(diffs) > 0 {
 		c.logDifferences(req.UID, diffs)
 	}
-	c.mu.Lock()
-	jobs, err := c.opt.Store.Submit(1, sc, func(id uint32) ([]*state.Job, error) {
-		j := *job
-		j.ID = id
-		if j.Priority != 0 {
-			j.Priority = c.setJobPrio(&j, j.SubmitTime)
-		}
-		if j.ArrayTasks != "" {
-			j.ArrayJobID = id
-		}
-		return []*state.Job{&j}, nil
-	})
+	jobs, err := c.commitSubmission(job, sc)
 	if err != nil {
-		c.mu.Unlock()
 		c.logf("submit: %v", err)
 		return rcReply(storeWriteCode(err))
 	}
-	e := newEntry(jobs[0], c.opt.Store, true)
-	c.jobs = append(c.jobs, e)
-	c.rebuild(time.Now().Unix())
-	c.mu.Unlock()
 	c.counters.submitted.Add(1)
 	if jobs[0].Priority != 0 {
 		// A held job has nothing to hand over: no dispatch pass (a walk
