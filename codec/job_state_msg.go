@@ -1,8 +1,9 @@
 package codec
 
 // REQUEST_JOB_STATE (2057) / RESPONSE_JOB_STATE (2058): what
-// `squeue --only-job-state` (23.11+) asks for, the state of jobs without
-// their records (job_state_request_msg_t, job_state_response_msg_t in
+// `squeue --only-job-state` asks for (24.05 on: 23.11 has neither the
+// message nor the option), the state of jobs without their records
+// (job_state_request_msg_t, job_state_response_msg_t in
 // src/common/slurm_protocol_pack.c). The layout is the same in every
 // release that has the message: 26.05 packs it in a SLURM_25_11 branch
 // and a SLURM_MIN branch whose bodies are identical.
@@ -26,7 +27,7 @@ type JobStateRequest struct {
 }
 
 // jobStateSince is the first protocol with the message.
-func jobStateSince(version uint16) bool { return version >= V23_11 }
+func jobStateSince(version uint16) bool { return version >= V24_05 }
 
 func (m *JobStateRequest) Decode(r *Reader, version uint16) error {
 	*m = JobStateRequest{}

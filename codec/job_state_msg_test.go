@@ -6,12 +6,12 @@ import (
 )
 
 // TestJobStateRoundTrip: request and answer of every version that has
-// the message (23.11 on): filters of all jobs, a job, an array task and
+// the message (24.05 on): filters of all jobs, a job, an array task and
 // a het job component; answers with a plain job, a het job component,
 // an array's split task and its record of pending tasks.
 func TestJobStateRoundTrip(t *testing.T) {
 	for _, v := range Versions {
-		if v < V23_11 {
+		if v < V24_05 {
 			continue
 		}
 		jcRoundTrip(t, "job_state_req all", v, JobStateRequest{})
@@ -58,8 +58,8 @@ func TestJobStateBounds(t *testing.T) {
 		}
 	}
 	r := NewReader([]byte{0, 0, 0, 0})
-	if err := new(JobStateRequest).Decode(&r, V23_02); CodeOf(err) != SLURM_PROTOCOL_VERSION_ERROR {
-		t.Errorf("23.02 request: %v", err)
+	if err := new(JobStateRequest).Decode(&r, V23_11); CodeOf(err) != SLURM_PROTOCOL_VERSION_ERROR {
+		t.Errorf("23.11 request: %v", err)
 	}
 }
 
