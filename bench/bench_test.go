@@ -418,3 +418,15 @@ func TestRatiosPairRounds(t *testing.T) {
 		t.Errorf("compared %v with %v, want round 2's 30 and 35", rs[0].SubjectOps, rs[0].OtherOps)
 	}
 }
+
+// The jobstate workload is squeue --only-job-state's one RPC, which
+// 22.05 clients do not have.
+func TestJobStateWorkload(t *testing.T) {
+	wl, err := NewWorkload("jobstate", codec.V24_11, 0)
+	if err != nil || len(wl.Steps) != 1 || wl.Steps[0].MsgType != codec.REQUEST_JOB_STATE || wl.Steps[0].Expect != codec.RESPONSE_JOB_STATE {
+		t.Fatalf("%+v %v", wl, err)
+	}
+	if _, err := NewWorkload("jobstate", codec.V22_05, 0); err == nil {
+		t.Fatal("22.05 jobstate workload")
+	}
+}

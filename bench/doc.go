@@ -5,7 +5,8 @@
 // a real slurmctld, or the NullServer that marks the machine's ceiling.
 //
 // Workloads (NewWorkload): "squeue" (REQUEST_JOB_INFO then
-// REQUEST_PARTITION_INFO, as stock squeue sends them), "sinfo"
+// REQUEST_PARTITION_INFO, as stock squeue sends them), "jobstate"
+// (REQUEST_JOB_STATE of every job, squeue --only-job-state, 24.05+), "sinfo"
 // (PARTITION_INFO + NODE_INFO), "ping" (REQUEST_PING), "sbatch" (held
 // submissions) and "mix" (one RPC per operation with the weights of
 // MixWeights: JOB_INFO 45 %, PARTITION_INFO 35 %, NODE_INFO 10 %,

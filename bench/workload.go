@@ -165,7 +165,7 @@ var MixWeights = []struct {
 }
 
 // Workloads lists the workload names.
-var Workloads = []string{"squeue", "sinfo", "ping", "sbatch", "mix"}
+var Workloads = []string{"squeue", "jobstate", "sinfo", "ping", "sbatch", "mix"}
 
 // NewWorkload builds a workload for protocol version v. slurmUID is the
 // controller's SlurmUser uid (REQUEST_PING credentials are restricted
@@ -184,6 +184,12 @@ func NewWorkload(name string, v uint16, slurmUID uint32) (*Workload, error) {
 	case "squeue":
 		w.Doc = "stock squeue: REQUEST_JOB_INFO (show_flags SHOW_LOCAL) then REQUEST_PARTITION_INFO (SHOW_ALL|SHOW_LOCAL), each on its own connection; one operation = both replies complete"
 		w.Steps = []Step{steps["JOB_INFO"], steps["PARTITION_INFO"]}
+	case "jobstate":
+		if v < codec.V24_05 {
+			return nil, fmt.Errorf("workload jobstate: REQUEST_JOB_STATE is 24.05+ (squeue --only-job-state), not %s", codec.VersionName(v))
+		}
+		w.Doc = "squeue --only-job-state: REQUEST_JOB_STATE with no job ids (every job's id and state), answered by RESPONSE_JOB_STATE; no partition listing"
+		w.Steps = []Step{{Name: "JOB_STATE", MsgType: codec.REQUEST_JOB_STATE, AuthUID: munge.UIDAny, Body: encode(v, &codec.JobStateRequest{}), Expect: codec.RESPONSE_JOB_STATE}}
 	case "sinfo":
 		w.Doc = "stock sinfo: REQUEST_PARTITION_INFO then REQUEST_NODE_INFO (SHOW_LOCAL|SHOW_MIXED), each on its own connection"
 		part := steps["PARTITION_INFO"]

@@ -40,6 +40,8 @@ var allDecoders = []struct {
 	{"JobReadyRequest", func() decoder { return new(JobReadyRequest) }},
 	{"JobReadyResponse", func() decoder { return new(JobReadyResponse) }},
 	{"JobRequeueRequest", func() decoder { return new(JobRequeueRequest) }},
+	{"JobStateRequest", func() decoder { return new(JobStateRequest) }},
+	{"JobStateResponse", func() decoder { return new(JobStateResponse) }},
 	{"JobStepInfoMsg", func() decoder { return new(JobStepInfoMsg) }},
 	{"JobStepInfoRequest", func() decoder { return new(JobStepInfoRequest) }},
 	{"JobUserInfoRequest", func() decoder { return new(JobUserInfoRequest) }},

@@ -272,7 +272,7 @@ func slurmDecodes(t uint16) bool {
 
 var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUSPEND: {}, codec.REQUEST_HET_JOB_ALLOCATION: {},
-	codec.REQUEST_JOB_STATE: {}, codec.REQUEST_SUBMIT_BATCH_HET_JOB: {},
+	codec.REQUEST_SUBMIT_BATCH_HET_JOB: {},
 }
 
 // slowHandlers are the RPCs served on a worker goroutine (writes, and
@@ -312,6 +312,7 @@ var slowHandlers = map[uint16]func(*Controller, *Request) Reply{
 	codec.REQUEST_JOB_INFO:        (*Controller).slowInfo,
 	codec.REQUEST_JOB_INFO_SINGLE: (*Controller).slowInfo,
 	codec.REQUEST_JOB_USER_INFO:   (*Controller).slowInfo,
+	codec.REQUEST_JOB_STATE:       (*Controller).slowInfo,
 }
 
 // Slow runs an RPC of slowHandlers on a worker goroutine.

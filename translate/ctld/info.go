@@ -62,6 +62,8 @@ func (c *Controller) fastInfo(s *Snapshot, req *Request, mayBlock bool) (Reply, 
 		codec.AppendJobInfoHeader(&w, v, uint32(len(s.jobs)), s.JobsUpdate, 0)
 		s.encodeFresh(&w, v, m.ShowFlags, len(s.jobs), func(k int) *jobEntry { return s.jobs[k] })
 		return Reply{MsgType: codec.RESPONSE_JOB_INFO, Body: w.B}, true
+	case codec.REQUEST_JOB_STATE:
+		return c.jobState(s, req, mayBlock)
 	case codec.REQUEST_JOB_INFO_SINGLE:
 		var m codec.JobInfoSingleRequest
 		if err := m.Decode(&r, v); err != nil {

@@ -30,6 +30,7 @@ const (
 	kNoChange
 	kEINVAL
 	kNotSupported
+	kJobState // unfiltered RESPONSE_JOB_STATE (jobstate.go)
 	nKinds
 )
 
@@ -64,6 +65,7 @@ type Snapshot struct {
 	slots       [nVersions][nKinds]slot
 	recs        [nVersions][nEcho]jobRecords
 	idx         jobIndexes
+	jstate      jobStateTable
 }
 
 // NumJobs is the number of job records in the snapshot.
