@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: bench-ratelimit bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
+.PHONY: bench-writes bench-ratelimit bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
 
 all: build
 
@@ -42,6 +42,12 @@ test-unit:
 bench: build
 	BIN=$(CURDIR)/$(BIN) bash tools/bench.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./codec/... ./edge/... ./translate/... ./bench/...
+
+# The write path (tools/bench-writes.sh): sbatch --hold storms and the
+# mixed storm at 1, 16 and 64 clients, slurm-frontend beside a real
+# slurmctld 24.11 in one run (about 3 minutes on 2 cores).
+bench-writes: build
+	BIN=$(CURDIR)/$(BIN) bash tools/bench-writes.sh
 
 # slurm-frontend on the Backend.AI manager double (scale mode) beside the
 # embedded engine, in one run (JOBS=100000 by default; JOBS=10000 is quick).

@@ -1,0 +1,88 @@
+#!/bin/bash
+# The write path side by side (issue 18): sbatch --hold storms against
+# slurm-frontend and a real slurmctld 24.11 over the same fake cluster,
+# measured by the same generator in one run (targets interleaved per
+# point), then the mixed storm (squeue pollers with 2% submissions) at
+# the same points. slurm-frontend acknowledges a job only once it is on
+# disk (a synchronous store write per batch of concurrent submissions);
+# slurmctld saves its state periodically.
+#
+#   tools/bench-writes.sh      (~3 min on 2 cores)
+#
+# Knobs: SWEEP (concurrent submitters, default 1,16,64), DURATION (5s),
+# WARMUP (1s), REPEAT (3: the median of three), PORT (base, default 27800:
+# ours PORT+17, real PORT+27), DIR (under /srv/slurm-frontend, default
+# /srv/slurm-frontend/bench-writes), BIN, OUT (default ./bench-writes ->
+# .html and .json).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$TOOLS/.." && pwd)
+
+SWEEP=${SWEEP:-1,16,64}
+DURATION=${DURATION:-5s}
+WARMUP=${WARMUP:-1s}
+REPEAT=${REPEAT:-3}
+PORT=${PORT:-27800}
+DIR=${DIR:-$SHARED/bench-writes}
+OUT=${OUT:-$PWD/bench-writes}
+KEY=/etc/munge/munge.key
+OURS_PORT=$((PORT + 17)) REAL_PORT=$((PORT + 27))
+BIN=${BIN:-}
+
+under_shared "$DIR" || die "DIR $DIR must be under $SHARED (the trixie root must see it)"
+[ -s "$KEY" ] || die "no $KEY (run 'make setup')"
+[ -x /opt/slurm-roots/trixie/usr/sbin/slurmctld ] || die "no Slurm 24.11 root (run 'make setup')"
+for p in $OURS_PORT $REAL_PORT; do
+	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then die "port $p is in use (set PORT=...)"; fi
+done
+ulimit -n 65536 2>/dev/null || true
+if [ -z "$BIN" ]; then
+	BIN=$ROOT/bin/slurm-frontend
+	build_bin "$BIN"
+fi
+
+OURS_PID= REAL_STARTED=
+cleanup() {
+	set +e
+	[ -n "$OURS_PID" ] && kill -TERM "$OURS_PID" 2>/dev/null && wait "$OURS_PID" 2>/dev/null
+	[ -n "$REAL_STARTED" ] && "$TOOLS/real-slurmctld.sh" stop "$DIR/real" >/dev/null 2>&1
+	log "stopped what was started"
+}
+trap cleanup EXIT
+
+if [ -s "$DIR/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$DIR/real/slurmctld.pid")" ]; then
+	die "a slurmctld from an earlier run is still up in $DIR/real (tools/real-slurmctld.sh stop $DIR/real)"
+fi
+rm -rf "$DIR/ours-state" "$DIR/real" "$DIR"/*.json "$DIR"/*.txt
+mkdir -p "$DIR"
+BIN=$(private_bin "$BIN" "$DIR")
+grep -E '^(ClusterName|GresTypes|NodeName|PartitionName)=' "$ROOT/codec/testdata/slurm-24.11/slurm.conf" >"$DIR/cluster.conf"
+
+log "starting slurm-frontend on $OURS_PORT"
+"$BIN" serve --config "$DIR/cluster.conf" --listen 127.0.0.1:$OURS_PORT --state-dir "$DIR/ours-state" \
+	--munge-key "$KEY" >"$DIR/ours.log" 2>&1 &
+OURS_PID=$!
+wait_port $OURS_PORT $OURS_PID slurm-frontend
+log "starting a real slurmctld 24.11 on $REAL_PORT"
+"$TOOLS/real-slurmctld.sh" conf "$DIR/real" $REAL_PORT refcluster
+REAL_STARTED=1
+"$TOOLS/real-slurmctld.sh" start 24.11 "$DIR/real" $REAL_PORT
+REAL_PID=$(cat "$DIR/real/slurmctld.pid")
+MUNGED_PID=$(cat /run/munge/munged.pid 2>/dev/null || true)
+real_target="real=127.0.0.1:$REAL_PORT,pid=$REAL_PID"
+[ -n "$MUNGED_PID" ] && real_target+=",aux=munged:$MUNGED_PID"
+targets=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID" --target "$real_target")
+
+files=()
+for wl in sbatch mix; do
+	log "$wl: sweep $SWEEP, $DURATION per run, median of $REPEAT"
+	"$BIN" bench run "${targets[@]}" --workload $wl --sweep "$SWEEP" --duration "$DURATION" --warmup "$WARMUP" \
+		--repeat "$REPEAT" --munge-key "$KEY" --label "$wl" --json "$DIR/$wl.json" >"$DIR/$wl.txt"
+	files+=("$DIR/$wl.json")
+done
+log "report"
+"$BIN" bench report "${files[@]}" --report "$OUT.html" --json "$OUT.json" \
+	--note "tools/bench-writes.sh: SWEEP=$SWEEP DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT; total $SECONDS s" |
+	tee "$DIR/summary.txt"
+log "wrote $OUT.html and $OUT.json in $SECONDS s"
