@@ -430,3 +430,39 @@ func TestJobStateWorkload(t *testing.T) {
 		t.Fatal("22.05 jobstate workload")
 	}
 }
+
+// TestStormWorkload: the mixed storm sends squeue's reads, held
+// submissions and scancels of the worker's own jobs, each RPC reported
+// apart.
+func TestStormWorkload(t *testing.T) {
+	m := testMinter(t)
+	var kill codec.KillJobRequest
+	rd := codec.NewReader(KillBody(m.Version, 123))
+	if err := kill.Decode(&rd, m.Version); err != nil || kill.SJobID != "123" || kill.Signal != 9 {
+		t.Fatalf("kill body: %+v %v", kill, err)
+	}
+	replies := SyntheticReplies(m.Version, 1000)
+	replies[codec.REQUEST_KILL_JOB] = codec.AppendRC(nil, m.Version, nil, 0)
+	s := startNull(t, replies)
+	wl, err := NewWorkload("storm", m.Version, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), RunSpec{Target: Target{Name: "null", Addr: s.Addr()}, Workload: wl, Concurrency: 4,
+		Warmup: 50 * time.Millisecond, Duration: 400 * time.Millisecond}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops == 0 || res.ErrorOps != 0 {
+		t.Fatalf("storm: %s %v", res.Line(), res.Errors)
+	}
+	got := map[string]int64{}
+	for _, p := range res.PerRPC {
+		got[p.Name] = p.Count
+	}
+	for _, name := range []string{"JOB_INFO", "PARTITION_INFO", "SUBMIT_BATCH_JOB", "KILL_JOB"} {
+		if got[name] == 0 {
+			t.Errorf("storm: no %s in %v", name, got)
+		}
+	}
+}

@@ -151,16 +151,29 @@ type worker struct {
 	chacha *rand.ChaCha8
 	frame  []byte
 	buf    []byte
+	// last is the job this worker submitted last and has not cancelled
+	// (0: none); submitFirst is the submission a cancel without one makes.
+	last        uint32
+	submitFirst *Step
 }
 
 // doOp runs one operation whose latency counts from opStart.
 func (r *runner) doOp(w *worker, opStart time.Time) {
 	steps := r.spec.Workload.ops(w.rnd)
+	if len(steps) == 1 && steps[0].Cancel && w.last == 0 {
+		// Nothing of this worker's to cancel yet: submit one first.
+		steps = []Step{*r.submitStep(), steps[0]}
+	}
 	counted := in(opStart, r.winStart, r.winEnd)
 	for i := range steps {
 		st := &steps[i]
+		body := st.Body
+		if st.Cancel {
+			body = KillBody(r.minter.Version, w.last)
+			w.last = 0
+		}
 		var err error
-		w.frame, err = r.minter.Frame(w.frame[:0], w.chacha, st.MsgType, st.AuthUID, st.Body)
+		w.frame, err = r.minter.Frame(w.frame[:0], w.chacha, st.MsgType, st.AuthUID, body)
 		if err != nil {
 			if counted {
 				r.errOps.Add(1)
@@ -172,6 +185,9 @@ func (r *runner) doOp(w *worker, opStart time.Time) {
 		raw, rerr := r.caller.call(r.spec.Target.Addr, w.frame, &w.buf)
 		if rerr == nil {
 			rerr = r.check(st, raw)
+		}
+		if rerr == nil && st.MsgType == codec.REQUEST_SUBMIT_BATCH_JOB {
+			w.last = submittedID(raw, r.minter.Version)
 		}
 		t1 := time.Now()
 		if rerr != nil {
@@ -202,6 +218,30 @@ func (r *runner) doOp(w *worker, opStart time.Time) {
 	if in(end, r.winStart, r.winEnd) {
 		r.opsDone.Add(1)
 	}
+}
+
+// submitStep is the workload's submission (the storm's SUBMIT_BATCH_JOB).
+func (r *runner) submitStep() *Step {
+	for i, st := range r.spec.Workload.StepTypes() {
+		if st.MsgType == codec.REQUEST_SUBMIT_BATCH_JOB {
+			return &r.spec.Workload.StepTypes()[i]
+		}
+	}
+	panic("bench: a cancel step in a workload without a submission")
+}
+
+// submittedID is the job id of a RESPONSE_SUBMIT_BATCH_JOB (0 if none).
+func submittedID(raw []byte, v uint16) uint32 {
+	rep, err := parseReply(raw)
+	if err != nil || rep.msgType != codec.RESPONSE_SUBMIT_BATCH_JOB {
+		return 0
+	}
+	var m codec.SubmitResponse
+	rd := codec.NewReader(rep.body)
+	if m.Decode(&rd, v) != nil {
+		return 0
+	}
+	return m.StepID.JobID
 }
 
 // check validates a reply against what the step expects.

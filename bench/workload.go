@@ -19,6 +19,10 @@ type Step struct {
 	AuthUID uint32 // credential restriction (munge.UIDAny, or SlurmUser for ping)
 	Body    []byte
 	Expect  uint16 // reply message type
+	// Cancel: the body is a REQUEST_KILL_JOB of the job this worker
+	// submitted last (made per send; a worker with none submits one
+	// first, in the same operation).
+	Cancel bool
 }
 
 // Workload is a kind of operation. An operation is a sequence of RPCs (a
@@ -30,6 +34,14 @@ type Workload struct {
 	Steps []Step // fixed sequence (Weights nil)
 	Mix   []Step // or: one of these per operation
 	Cum   []int  // cumulative weights for Mix
+}
+
+// KillBody is REQUEST_KILL_JOB's body for scancel ID (SIGKILL), as the
+// stock scancel of version v sends it.
+func KillBody(v uint16, id uint32) []byte {
+	m := codec.KillJobRequest{StepID: codec.JobStepID{JobID: codec.NoVal, StepID: codec.NoVal, StepHetComp: codec.NoVal},
+		SJobID: fmt.Sprint(id), Signal: 9}
+	return encode(v, &m)
 }
 
 // ops returns the steps of the next operation.
@@ -165,7 +177,21 @@ var MixWeights = []struct {
 }
 
 // Workloads lists the workload names.
-var Workloads = []string{"squeue", "jobstate", "sinfo", "ping", "sbatch", "mix"}
+var Workloads = []string{"squeue", "jobstate", "sinfo", "ping", "sbatch", "mix", "storm"}
+
+// StormWeights is the mixed storm of reads and writes at once: squeue
+// pollers, submitters and cancellers (each canceller ends a job its
+// worker submitted). Each RPC's latency is reported apart, so squeue's
+// p99 during the writes shows next to a read-only storm's.
+var StormWeights = []struct {
+	Name   string
+	Weight int
+}{
+	{"JOB_INFO", 50},
+	{"PARTITION_INFO", 20},
+	{"SUBMIT_BATCH_JOB", 20},
+	{"KILL_JOB", 10},
+}
 
 // NewWorkload builds a workload for protocol version v. slurmUID is the
 // controller's SlurmUser uid (REQUEST_PING credentials are restricted
@@ -178,6 +204,7 @@ func NewWorkload(name string, v uint16, slurmUID uint32) (*Workload, error) {
 		"NODE_INFO":        {Name: "NODE_INFO", MsgType: codec.REQUEST_NODE_INFO, AuthUID: munge.UIDAny, Body: SinfoNodeInfo(v), Expect: codec.RESPONSE_NODE_INFO},
 		"PING":             {Name: "PING", MsgType: codec.REQUEST_PING, AuthUID: slurmUID, Body: []byte{}, Expect: codec.RESPONSE_SLURM_RC},
 		"SUBMIT_BATCH_JOB": {Name: "SUBMIT_BATCH_JOB", MsgType: codec.REQUEST_SUBMIT_BATCH_JOB, AuthUID: munge.UIDAny, Body: encode(v, &jd), Expect: codec.RESPONSE_SUBMIT_BATCH_JOB},
+		"KILL_JOB":         {Name: "KILL_JOB", MsgType: codec.REQUEST_KILL_JOB, AuthUID: munge.UIDAny, Expect: codec.RESPONSE_SLURM_RC, Cancel: true},
 	}
 	w := &Workload{Name: name}
 	switch name {
@@ -211,6 +238,16 @@ func NewWorkload(name string, v uint16, slurmUID uint32) (*Workload, error) {
 			parts = append(parts, fmt.Sprintf("%s %d%%", m.Name, m.Weight))
 		}
 		w.Doc = "busy site (sdiag-style), one RPC per operation: " + strings.Join(parts, ", ") + " (squeue's JOB_INFO/PARTITION_INFO bodies, sinfo's NODE_INFO, held submissions)"
+	case "storm":
+		var parts []string
+		cum := 0
+		for _, m := range StormWeights {
+			w.Mix = append(w.Mix, steps[m.Name])
+			cum += m.Weight
+			w.Cum = append(w.Cum, cum)
+			parts = append(parts, fmt.Sprintf("%s %d%%", m.Name, m.Weight))
+		}
+		w.Doc = "mixed storm, one RPC per operation: " + strings.Join(parts, ", ") + " (squeue's bodies; held submissions; each KILL_JOB (scancel) ends the job its worker submitted last)"
 	default:
 		return nil, fmt.Errorf("unknown workload %q (have %s)", name, strings.Join(Workloads, ", "))
 	}

@@ -2,7 +2,7 @@
 # The write path side by side (issue 18): sbatch --hold storms against
 # slurm-frontend and a real slurmctld 24.11 over the same fake cluster,
 # measured by the same generator in one run (targets interleaved per
-# point), then the mixed storm (squeue pollers with 2% submissions) at
+# point), then the mixed storm (squeue pollers, submitters, cancellers) at
 # the same points. slurm-frontend acknowledges a job only once it is on
 # disk (a synchronous store write per batch of concurrent submissions);
 # slurmctld saves its state periodically.
@@ -75,7 +75,7 @@ real_target="real=127.0.0.1:$REAL_PORT,pid=$REAL_PID"
 targets=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID" --target "$real_target")
 
 files=()
-for wl in sbatch mix; do
+for wl in sbatch storm; do
 	log "$wl: sweep $SWEEP, $DURATION per run, median of $REPEAT"
 	"$BIN" bench run "${targets[@]}" --workload $wl --sweep "$SWEEP" --duration "$DURATION" --warmup "$WARMUP" \
 		--repeat "$REPEAT" --munge-key "$KEY" --label "$wl" --json "$DIR/$wl.json" >"$DIR/$wl.txt"

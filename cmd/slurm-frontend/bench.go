@@ -32,7 +32,7 @@ null server.
       Measure each workload at each load point against each target in
       turn (targets interleaved per point). The first target is compared
       with the others (ratios). Workloads: squeue (JOB_INFO+PARTITION_INFO),
-      jobstate (JOB_STATE, squeue --only-job-state, 24.05+), sinfo (PARTITION_INFO+NODE_INFO), ping, sbatch (held jobs), mix
+      jobstate (JOB_STATE, squeue --only-job-state, 24.05+), sinfo (PARTITION_INFO+NODE_INFO), ping, sbatch (held jobs), storm (JOB_INFO 50%, PARTITION_INFO 20%, SUBMIT 20%, KILL_JOB 10% of the worker's own jobs), mix
       (JOB_INFO 45%, PARTITION_INFO 35%, NODE_INFO 10%, PING 8%, SUBMIT 2%).
       --sweep is closed loop (concurrent clients); --rate is open loop
       (ops/s, latency from the scheduled send time). --repeat measures each
