@@ -225,8 +225,9 @@ var submitted = regexp.MustCompile(`^Submitted batch job (\d+)\n$`)
 // partition. 22.05 has no sackd: its clients fetch the configs themselves
 // (SLURM_CONF_SERVER), and its slurmd --conf-server gets slurmd's files
 // into its spool directory's conf-cache; then, as the frontend is no
-// slurmctld to register with, it is told EINVAL and keeps retrying, while
-// the clients carry on.
+// slurmctld to register with, it is told its node is unknown
+// (ESLURM_INVALID_NODE_NAME, translate/ctld/inventory.go) and keeps
+// retrying, while the clients carry on.
 func TestConfigless(t *testing.T) {
 	for _, rel := range []string{"24.11", "26.05"} {
 		t.Run(rel, func(t *testing.T) { configlessSackd(t, rel) })
@@ -400,9 +401,9 @@ func configless2205(t *testing.T) {
 	if link, err := os.Readlink(l.path("/run/slurm/conf")); link != cache {
 		t.Errorf("/run/slurm/conf -> %q (%v), want %s", link, err, cache)
 	}
-	// Its registration is refused as slurmctld refuses a message it does
-	// not serve (EINVAL), and it keeps trying; nothing else changes.
-	if !strings.Contains(slurmd.out.String(), "Unable to register with slurm controller (retry in 1s): Invalid argument") {
+	// Its registration is refused (no slurmd belongs to the cluster: the
+	// nodes are the engine's), and it keeps trying; nothing else changes.
+	if !strings.Contains(slurmd.out.String(), "Unable to register with slurm controller (retry in 1s): Invalid node name specified") {
 		t.Errorf("slurmd:\n%s", slurmd.out.String())
 	}
 	if out := run("squeue", "-h", "-t", "all", "-o", "%i %T"); out != m[1]+" COMPLETED\n" {

@@ -249,6 +249,10 @@ func (c *Controller) Fast(req *Request) (Reply, bool) {
 	if _, known := knownUnsupported[req.MsgType]; known {
 		return s.rc(req.Version, codec.ESLURM_NOT_SUPPORTED), true
 	}
+	if code, why, ok := inventoryRefusal(req); ok { // inventory.go
+		c.logf("debug: %s from uid %d refused: %s", codec.MsgTypeName(req.MsgType), req.UID, why)
+		return s.rc(req.Version, code), true
+	}
 	if slurmDecodes(req.MsgType) {
 		return s.rc(req.Version, codec.EINVAL), true
 	}
