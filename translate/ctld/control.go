@@ -55,17 +55,7 @@ func (c *Controller) kill(req *Request) Reply {
 	b := newKillBatch(k.Signal, k.Flags, req.UID)
 	alive, notRunning := 0, 0
 	for _, e := range targets {
-		out, err := c.killLocked(b, e, tasks)
-		if err != nil {
-			// Those of the batch already marked cancelled are ended
-			// all the same.
-			if b.changed {
-				c.rebuild(b.now)
-			}
-			c.mu.Unlock()
-			c.endKilled(b)
-			return rcReply(codec.ESLURM_INTERNAL)
-		}
+		out, _ := c.killLocked(b, e, tasks)
 		switch out {
 		case killFinished:
 			continue
@@ -74,10 +64,16 @@ func (c *Controller) kill(req *Request) Reply {
 		}
 		alive++
 	}
+	c.flushKills(b)
 	if b.changed {
 		c.rebuild(b.now)
 	}
 	c.mu.Unlock()
+	if len(b.failed) > 0 {
+		// Those of the batch the store took are ended all the same.
+		c.endKilled(b)
+		return rcReply(codec.ESLURM_INTERNAL)
+	}
 	if alive == 0 {
 		return rcReply(codec.ESLURM_ALREADY_DONE)
 	}
@@ -106,6 +102,84 @@ type killBatch struct {
 	creating []<-chan struct{} // sessions being created: closed once the cancel reached them
 	changed  bool              // records changed: the snapshot needs a rebuild
 	uid      uint32            // who asked (sacct's "CANCELLED by UID")
+	// puts are the changed records, written together by flush (a
+	// scancel of 100,000 jobs is a few store writes, not 100,000);
+	// putAt finds a job's among them.
+	puts  []killPut
+	putAt map[uint32]int
+	// failed are the pending jobs whose cancel the store refused: they
+	// stay pending.
+	failed map[uint32]bool
+}
+
+// killPut is a record a kill changed, to be written.
+type killPut struct {
+	e       *jobEntry
+	j       state.Job
+	pending bool // cancelled while pending (else: handed to the engine)
+}
+
+// put queues j, the new record of e's job.
+func (b *killBatch) put(e *jobEntry, j *state.Job, pending bool) {
+	if b.putAt == nil {
+		b.putAt = map[uint32]int{}
+	}
+	if i, ok := b.putAt[j.ID]; ok {
+		b.puts[i].j = *j
+		return
+	}
+	b.putAt[j.ID] = len(b.puts)
+	b.puts = append(b.puts, killPut{e: e, j: *j, pending: pending})
+}
+
+// current is job e's record as the batch has it (its queued change, if
+// any).
+func (b *killBatch) current(e *jobEntry) state.Job {
+	if i, ok := b.putAt[e.id]; ok {
+		return b.puts[i].j
+	}
+	return *e.job()
+}
+
+// killChunk bounds one store write of a flush: far below Badger's
+// transaction limit.
+const killChunk = 4096
+
+// flush writes the batch's changed records, a chunk per transaction, and
+// publishes them (c.mu held). A pending job the store refuses stays
+// pending (failed); a running one is ended all the same, its record kept
+// in memory and written once the store takes it, as an engine event's.
+func (c *Controller) flushKills(b *killBatch) {
+	for len(b.puts) > 0 {
+		n := min(len(b.puts), killChunk)
+		chunk := b.puts[:n]
+		b.puts = b.puts[n:]
+		jobs := make([]*state.Job, n)
+		for i := range chunk {
+			jobs[i] = &chunk[i].j
+		}
+		err := c.opt.Store.Put(jobs...)
+		for i := range chunk {
+			p := &chunk[i]
+			switch {
+			case err == nil:
+				c.replace(p.e, &p.j)
+				if p.pending {
+					c.counters.canceled.Add(1)
+				}
+			case p.pending:
+				if b.failed == nil {
+					b.failed = map[uint32]bool{}
+				}
+				b.failed[p.j.ID] = true
+			default:
+				c.storeTrouble("job %d: cancelled, %v; its new state is kept in memory and written once the store takes it", p.j.ID, err)
+				c.swap(p.e, &p.j, false)
+				go c.persistLater(p.j.ID)
+			}
+		}
+	}
+	b.putAt = nil
 }
 
 // newKillBatch starts a batch for signal sig (0 = SIGKILL) and flags.
@@ -144,7 +218,7 @@ const (
 // c.mu held; tasks (nil = all) limits a pending array record to those
 // tasks. An error is the store refusing the change of a pending job.
 func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (killOutcome, error) {
-	j := *e.job()
+	j := b.current(e)
 	if codec.JobIsFinished(j.State) {
 		return killFinished, nil
 	}
@@ -178,16 +252,12 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 					}
 				}
 				if rest.count() > 0 {
-					j = *e.job()
+					j = b.current(e)
 					j.ArrayTasks = rest.String()
 				}
 			}
 		}
-		if err := c.opt.Store.Put(&j); err != nil {
-			return killCancelled, err
-		}
-		c.replace(e, &j)
-		c.counters.canceled.Add(1)
+		b.put(e, &j, true)
 		b.changed = true
 		return killCancelled, nil
 	}
@@ -196,16 +266,11 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 	j.State = codec.JOB_CANCELLED | codec.JOB_COMPLETING
 	j.EndTime = b.now
 	c.opt.Store.NoteJobEnd(j.ID, b.uid, 0, 0, 0, 0)
-	if err := c.opt.Store.Put(&j); err == nil {
-		c.replace(e, &j)
-	} else {
-		// The session is ended all the same (the user was told so):
-		// the record is kept in memory and written once the store
-		// takes it, as a job's end from the engine is (applyEvent).
-		c.storeTrouble("job %d: cancelled, %v; its new state is kept in memory and written once the store takes it", j.ID, err)
-		c.swap(e, &j, false)
-		go c.persistLater(j.ID)
-	}
+	// Written with the batch (flushKills); if the store refuses it the
+	// session is ended all the same (the user was told so), the record
+	// kept in memory and written once the store takes it, as a job's end
+	// from the engine is (applyEvent).
+	b.put(e, &j, false)
 	b.changed = true
 	if j.SessionID == sessionCreating {
 		if ch := c.creating[j.ID]; ch != nil {

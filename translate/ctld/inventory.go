@@ -78,10 +78,7 @@ var inventory = []invEntry{
 	{Type: codec.REQUEST_SHUTDOWN, Senders: "scontrol shutdown"},
 	{Type: codec.REQUEST_SET_DEBUG_LEVEL, Senders: "scontrol setdebug"},
 
-	// In progress on another branch (REQUEST_JOB_STATE: squeue
-	// --only-job-state, scontrol show job --only-job-state).
-	{Type: codec.REQUEST_JOB_STATE, Senders: "squeue/scontrol --only-job-state (23.11+)", Since: codec.V23_11,
-		Code: codec.ESLURM_NOT_SUPPORTED, Why: "job state queries: not served yet"},
+	{Type: codec.REQUEST_JOB_STATE, Senders: "squeue --only-job-state (24.05+)", Since: codec.V24_05},
 
 	// Administration of what Backend.AI owns.
 	{Type: codec.REQUEST_CONTROL, Senders: "a backup slurmctld taking over (slurm_request_control)",

@@ -85,10 +85,17 @@ func (c *Controller) killJobs(req *Request) Reply {
 		}
 	}
 	k.signalAll()
+	c.flushKills(k.b)
 	if k.b.changed {
 		c.rebuild(k.b.now)
 	}
 	c.mu.Unlock()
+	for i := range k.signalled {
+		// A pending job the store would not cancel: it stays pending.
+		if r := &k.signalled[i].res; k.b.failed[r.RealJobID] && r.ErrorCode == codec.SLURM_SUCCESS {
+			*r = kjResult(codec.ESLURM_INTERNAL, "", r.ID, r.RealJobID)
+		}
+	}
 
 	c.endKilled(k.b)
 	verbose := m.Flags&codec.KillJobsVerbose != 0

@@ -412,3 +412,71 @@ func sameCalls(got, want []string) bool {
 	slices.Sort(w)
 	return slices.Equal(g, w)
 }
+
+// TestKillManyJobs: scancel -u of 100,000 pending jobs (REQUEST_KILL_JOBS
+// with a user filter) cancels every one in a few store writes (chunks of
+// killChunk records), not one synchronous write per job; they are all
+// CANCELLED in the store, as a restart would find them.
+func TestKillManyJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 jobs")
+	}
+	const n = 100_000
+	cfg := fakeCluster(t, "slurm-24.11")
+	dir := t.TempDir()
+	store, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	batch := make([]*state.Job, 0, 5000)
+	for id := uint32(1); id <= n; id++ {
+		batch = append(batch, &state.Job{ID: id, ArrayTaskID: codec.NoVal, Name: "wrap", UserID: 1000, GroupID: 1000, Partition: "cpu",
+			State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER, HeldBy: 2, SubmitTime: now, TimeLimit: codec.NoVal,
+			MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1})
+		if len(batch) == cap(batch) {
+			if err := store.Put(batch...); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	c, _ := controllerWith(t, cfg, store)
+	m := kjReq()
+	m.UserID, m.UserName = 1000, "u1000" // scancel -u sends both; the id decides
+	start := time.Now()
+	if got := killJobsAnswer(t, c, uint32(codec.V24_11), 1000, m); len(got) != 0 {
+		t.Fatalf("scancel -u: %d entries, first %v; want none (all cancelled)", len(got), got[:min(len(got), 3)])
+	}
+	t.Logf("scancel -u of %d pending jobs: %v", n, time.Since(start).Round(time.Millisecond))
+	if got := jobState(c, 1); got != "CANCELLED" {
+		t.Errorf("job 1: %s", got)
+	}
+	if got := jobState(c, n); got != "CANCELLED" {
+		t.Errorf("job %d: %s", n, got)
+	}
+	cancelled := 0
+	for _, j := range c.Snapshot().Jobs() {
+		if j.State&codec.JOB_STATE_BASE == codec.JOB_CANCELLED {
+			cancelled++
+		}
+	}
+	if cancelled != n {
+		t.Errorf("%d of %d jobs cancelled in the snapshot", cancelled, n)
+	}
+	// What a restart finds.
+	jobs, err := store.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, j := range jobs {
+		if j.State&codec.JOB_STATE_BASE == codec.JOB_CANCELLED {
+			stored++
+		}
+	}
+	if stored != n {
+		t.Errorf("%d of %d jobs cancelled in the store", stored, n)
+	}
+	store.Close()
+}
