@@ -105,8 +105,11 @@ type killBatch struct {
 	// puts are the changed records, written together by flush (a
 	// scancel of 100,000 jobs is a few store writes, not 100,000);
 	// putAt finds a job's among them.
-	puts  []killPut
+	puts  []*killPut
 	putAt map[uint32]int
+	// seen are records already read for this batch (cold jobs come
+	// from the store), for current.
+	seen map[*jobEntry]*state.Job
 	// failed are the pending jobs whose cancel the store refused: they
 	// stay pending.
 	failed map[uint32]bool
@@ -129,7 +132,7 @@ func (b *killBatch) put(e *jobEntry, j *state.Job, pending bool) {
 		return
 	}
 	b.putAt[j.ID] = len(b.puts)
-	b.puts = append(b.puts, killPut{e: e, j: *j, pending: pending})
+	b.puts = append(b.puts, &killPut{e: e, j: *j, pending: pending})
 }
 
 // current is job e's record as the batch has it (its queued change, if
@@ -138,7 +141,18 @@ func (b *killBatch) current(e *jobEntry) state.Job {
 	if i, ok := b.putAt[e.id]; ok {
 		return b.puts[i].j
 	}
+	if j := b.seen[e]; j != nil {
+		return *j
+	}
 	return *e.job()
+}
+
+// read notes j, entry e's record as just read, for current.
+func (b *killBatch) read(e *jobEntry, j *state.Job) {
+	if b.seen == nil {
+		b.seen = map[*jobEntry]*state.Job{}
+	}
+	b.seen[e] = j
 }
 
 // killChunk bounds one store write of a flush: far below Badger's
@@ -160,7 +174,7 @@ func (c *Controller) flushKills(b *killBatch) {
 		}
 		err := c.opt.Store.Put(jobs...)
 		for i := range chunk {
-			p := &chunk[i]
+			p := chunk[i]
 			switch {
 			case err == nil:
 				c.replace(p.e, &p.j)

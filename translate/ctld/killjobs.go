@@ -331,6 +331,9 @@ func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobI
 	default:
 		k.others = append(k.others, j.ID)
 	}
+	// Read once: a held or pending job is read from the store (cold),
+	// and signalAll and killLocked look at it again.
+	k.b.read(e, j)
 }
 
 // signalAll signals what was selected: array records, then pending tasks
@@ -342,7 +345,8 @@ func (k *kjRun) signalAll() {
 		if e == nil {
 			return
 		}
-		j := e.job()
+		jj := k.b.current(e)
+		j := &jj
 		res := &kjSignalled{}
 		idStep := jobStep(j)
 		if st != nil {
