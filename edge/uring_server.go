@@ -166,6 +166,7 @@ func (s *Server) runUring() (started bool, err error) {
 		return false, err
 	}
 	s.ur = e
+	s.logf("controller port on io_uring (%d rings)", len(e.loops))
 	s.startAccounting()
 	s.ready <- nil
 	go e.ticker()
