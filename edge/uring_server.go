@@ -540,7 +540,8 @@ type uconn struct {
 	outOff   int
 	outN     int
 	sending  bool
-	inflight int // requests whose last completion has not come
+	flushed  []func(error) // AsyncWrite callbacks waiting for out to drain
+	inflight int           // requests whose last completion has not come
 	closed   bool
 	released bool
 }
@@ -636,6 +637,10 @@ func (c *uconn) sent(cq *uring.CQE) {
 		return
 	}
 	c.out = nil
+	c.runFlushed(nil)
+	if c.closed {
+		return
+	}
 	// All written: an answered connection is closed now, as the gnet
 	// path closes one whose reply the kernel took at once (its reply
 	// was queued here, so the handler saw it buffered).
@@ -661,6 +666,16 @@ func (c *uconn) close() {
 	s.UserData = ud(kClose, c.gen, c.slot)
 	c.inflight += 2
 	c.in = nil
+	c.runFlushed(net.ErrClosed)
+}
+
+func (c *uconn) runFlushed(err error) {
+	for len(c.flushed) > 0 {
+		fn := c.flushed[0]
+		c.flushed = c.flushed[1:]
+		fn(err)
+	}
+	c.flushed = nil
 }
 
 // Reader.
@@ -766,9 +781,17 @@ func (c *uconn) AsyncWritev(bs [][]byte, cb gnet.AsyncCallback) error {
 		} else {
 			_, err = c.Writev(bs)
 		}
-		if cb != nil {
-			_ = cb(c, err)
+		if cb == nil {
+			return
 		}
+		if err == nil && c.outN > 0 {
+			// Called once it is all sent, not just queued: what a
+			// reply's After does (scontrol shutdown stops the server)
+			// must not cut the reply off.
+			c.flushed = append(c.flushed, func(err error) { _ = cb(c, err) })
+			return
+		}
+		_ = cb(c, err)
 	})
 }
 
