@@ -40,6 +40,9 @@ type Config struct {
 	// Slog gets a debug line per RPC (when enabled at debug) and gnet's
 	// own lines; nil: neither.
 	Slog *slog.Logger
+	// IO is the transport: IOEpoll (gnet, the default) or IOUring
+	// (uring_server.go; epoll when the kernel refuses io_uring).
+	IO string
 }
 
 func (c *Config) defaults() {
@@ -92,6 +95,7 @@ type Server struct {
 	authFail [256]atomic.Uint64
 	badHash  atomic.Uint64
 	rl       atomic.Pointer[limiter] // nil: no rate limits
+	ur       *uringEngine            // the io_uring transport, when it serves
 }
 
 type connState struct {
@@ -186,6 +190,15 @@ func (s *Server) Run() error {
 		s.wg.Add(1)
 		go s.worker()
 	}
+	if s.cfg.IO == IOUring {
+		started, err := s.runUring()
+		if started {
+			close(s.quit)
+			s.wg.Wait()
+			return err
+		}
+		s.logf("io_uring unavailable (%v): serving with epoll", err)
+	}
 	opts := []gnet.Option{
 		gnet.WithMulticore(s.cfg.Loops > 1),
 		gnet.WithNumEventLoop(s.cfg.Loops),
@@ -253,7 +266,12 @@ func (s *Server) Stop(ctx context.Context) error {
 	if sum := s.authSummary(); sum != "" {
 		s.logf("requests refused for their credential since start: %s", sum)
 	}
-	err := s.eng.Stop(ctx)
+	var err error
+	if s.ur != nil {
+		err = s.ur.shutdown(ctx)
+	} else {
+		err = s.eng.Stop(ctx)
+	}
 	if s.acct != nil {
 		s.acct.Close()
 	}
@@ -278,7 +296,12 @@ func (s *Server) startAccounting() {
 		s.logf("connection accounting in userspace: %v", err)
 		return
 	}
-	fd, err := s.eng.Dup()
+	var fd int
+	if s.ur != nil {
+		fd, err = s.ur.dupListener()
+	} else {
+		fd, err = s.eng.Dup()
+	}
 	if err != nil {
 		s.logf("connection accounting: %v", err)
 		return

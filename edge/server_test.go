@@ -106,7 +106,7 @@ func startServerWith(t *testing.T) (string, *Server) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s := New(Config{Addr: addr, Loops: 1, Workers: 2}, fakeHandler{}, fakeAuth{}, fakeAuth{}, fakeStats{}, nil)
+	s := New(Config{Addr: addr, Loops: 1, Workers: 2, IO: testIO}, fakeHandler{}, fakeAuth{}, fakeAuth{}, fakeStats{}, nil)
 	go s.Run()
 	if err := <-s.Ready(); err != nil {
 		t.Fatal(err)

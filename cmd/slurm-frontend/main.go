@@ -114,6 +114,9 @@ type settings struct {
 	// ioAccounting: how step I/O is counted, "auto" (eBPF, else the
 	// relay) or "userspace".
 	ioAccounting string
+	// frontendIO: the controller port's transport, edge.IOEpoll or
+	// edge.IOUring.
+	frontendIO string
 	// engineObserve: told of every Backend.AI manager request (metrics).
 	engineObserve func(op string, d time.Duration, err error)
 	// acctHost is the config's own AccountingStorageHost ("" for none:
@@ -143,6 +146,7 @@ func loadSettingsWith(name string, args []string, withServer bool, extra func(*f
 	baiEndpoint := fs.String("backendai-endpoint", "", "Backend.AI manager URL (with --backend backendai)")
 	baiKeypair := fs.String("backendai-keypair", "", "file holding the Backend.AI superadmin access key and secret key")
 	metricsListen := fs.String("metrics-listen", "", "Prometheus metrics on this address (HOST:PORT; off by default)")
+	frontendIO := fs.String("io", "", "controller port transport: epoll (the default) or uring (io_uring; epoll where the kernel refuses it)")
 	var server *string
 	if withServer {
 		server = fs.String("server", "", "address login nodes use to reach this server (HOST:PORT)")
@@ -182,6 +186,10 @@ func loadSettingsWith(name string, args []string, withServer bool, extra func(*f
 	s.baiEndpoint = pick(*baiEndpoint, "FrontendBackendAIEndpoint", "")
 	s.baiKeypair = pick(*baiKeypair, "FrontendBackendAIKeypair", "/etc/slurm-frontend/backendai.keypair")
 	s.metricsListen = pick(*metricsListen, "FrontendMetricsListen", "")
+	var err error
+	if s.frontendIO, err = edge.ParseIO(pick(*frontendIO, "FrontendIO", edge.IOEpoll)); err != nil {
+		return nil, nil, fmt.Errorf("--io (FrontendIO=): %w", err)
+	}
 	s.ioAccounting = strings.ToLower(s.cfg.Get("FrontendIOAccounting", "auto"))
 	if s.ioAccounting != "auto" && s.ioAccounting != "userspace" {
 		return nil, nil, fmt.Errorf("FrontendIOAccounting=%s: auto (eBPF where the kernel allows) or userspace", s.ioAccounting)
@@ -354,7 +362,7 @@ func serve(args []string) error {
 		logger.Printf("RPC rate limiting enabled: per user %d tokens, %d every %v (table %d); per host %d tokens, %d every %v",
 			rl.User.Size, rl.User.Rate, rl.User.Period, rl.TableSize, rl.Host.Size, rl.Host.Rate, rl.Host.Period)
 	}
-	ecfg := edge.Config{Addr: s.listen, RateLimit: rl, Slog: lg.log}
+	ecfg := edge.Config{Addr: s.listen, RateLimit: rl, Slog: lg.log, IO: s.frontendIO}
 	if hub != nil {
 		ecfg.Observer = hub
 	}
