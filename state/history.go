@@ -390,6 +390,13 @@ func jobFinal(j *Job) bool {
 // in Put's transaction). ReqUID and usage the job store does not have
 // come from History.note, if the controller left them there.
 func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
+	// One association check per user and account of the transaction (a
+	// scancel -u writes thousands of one user's runs at once).
+	type ua struct {
+		uid  uint32
+		acct string
+	}
+	var assocs map[ua]bool
 	for _, j := range jobs {
 		if !jobFinal(j) || j.EndTime == 0 || j.State&0x8000 != 0 { // JOB_COMPLETING: not yet
 			continue
@@ -408,8 +415,14 @@ func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
 		if err := s.noteSpan(txn, j); err != nil {
 			return err
 		}
-		if err := s.assocTxn(txn, j); err != nil {
-			return err
+		if k := (ua{j.UserID, j.Account}); !assocs[k] {
+			if assocs == nil {
+				assocs = map[ua]bool{}
+			}
+			assocs[k] = true
+			if err := s.assocTxn(txn, j); err != nil {
+				return err
+			}
 		}
 		for _, k := range idx {
 			if err := txn.Set(k, nil); err != nil {
