@@ -99,6 +99,12 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 		err := c.opt.Store.History(&hc, func(h *state.HistJob) bool {
 			if taskOK(&h.Job) {
 				d := c.dbdJob(&h.Job, h.ReqUID, h.Steps, noSteps, win)
+				if v < codec.V23_02 && h.Reason == codec.FAIL_BAD_CONSTRAINTS && d.TRESReq == "" {
+					// 22.05 refuses such a job after its requested TRES
+					// are set (sacct's AllocCPUS falls back to them);
+					// later releases before.
+					d.TRESReq = fmt.Sprintf("1=%d", max(h.MinCPUs, 1))
+				}
 				if h.Origin == state.OriginSlurmdbd {
 					// Imported: accounting's own strings and figures.
 					d.TRESAlloc, d.TRESReq, d.DerivedEC, d.Flags = h.TresAllocIDs, h.TresReqIDs, h.DerivedEC, h.DBFlags
@@ -129,6 +135,13 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 		j := *e.job()
 		if !hc.Match(&j) || !taskOK(&j) {
 			continue
+		}
+		if codec.JobIsPending(j.State) && (j.Reason == codec.WAIT_PART_NODE_LIMIT || j.Reason == codec.WAIT_PART_CONFIG) {
+			// Queued though too large for its partition (22.05, 26.05):
+			// slurmdbd got its record when it became eligible, before
+			// the partition's limit was applied to it, and a pending
+			// job's record is not sent again (sacct: Partition_Limit).
+			j.TimeLimit = codec.NoVal
 		}
 		var ss []*step
 		if js := c.steps[j.ID]; js != nil {
