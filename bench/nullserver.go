@@ -76,7 +76,11 @@ func FetchReplies(addr string, m *Minter, slurmUID uint32, timeout time.Duration
 	out := map[uint16][]byte{}
 	cl := caller{timeout: timeout}
 	rnd := newRand()
-	for _, st := range wl.Mix {
+	steps := wl.Mix
+	if js, err := NewWorkload("jobstate", m.Version, slurmUID); err == nil {
+		steps = append(steps[:len(steps):len(steps)], js.Steps...) // squeue --only-job-state, 24.05+
+	}
+	for _, st := range steps {
 		if st.MsgType == codec.REQUEST_SUBMIT_BATCH_JOB {
 			continue
 		}

@@ -168,8 +168,8 @@ for n in $STAGES; do
 	# passes over thousands of new jobs) would be measured at a fraction
 	# of its rate: wait until each is idle.
 	for pid in $OURS_PID $REAL_PID $B_PID; do settle "$pid"; done
-	wl=squeue
-	[ "$first" = 1 ] && [ "$PING" = 1 ] && wl=squeue,ping
+	wl=squeue,jobstate # squeue, then squeue --only-job-state (Nextflow's poll)
+	[ "$first" = 1 ] && [ "$PING" = 1 ] && wl=squeue,jobstate,ping
 	first=0
 	log "stage: $n jobs, workloads $wl, sweep $SWEEP, $DURATION per run"
 	"$BIN" bench run "${targets[@]}" --workload $wl --sweep "$SWEEP" --duration "$DURATION" --warmup "$WARMUP" \
