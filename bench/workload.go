@@ -36,6 +36,19 @@ type Workload struct {
 	Cum   []int  // cumulative weights for Mix
 }
 
+// weigh makes w a mix of steps by weight, and says what it is.
+func (w *Workload) weigh(steps map[string]Step, weights []Weight) string {
+	var parts []string
+	cum := 0
+	for _, m := range weights {
+		w.Mix = append(w.Mix, steps[m.Name])
+		cum += m.Weight
+		w.Cum = append(w.Cum, cum)
+		parts = append(parts, fmt.Sprintf("%s %d%%", m.Name, m.Weight))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // KillBody is REQUEST_KILL_JOB's body for scancel ID (SIGKILL), as the
 // stock scancel of version v sends it.
 func KillBody(v uint16, id uint32) []byte {
@@ -165,15 +178,18 @@ func HeldJobDesc() codec.JobDesc {
 // percent of submissions. Each mix operation is one RPC drawn with these
 // weights (percent). Submissions are held jobs, so the queue grows by
 // about 2 % of the RPC rate while a mix runs.
-var MixWeights = []struct {
-	Name   string
-	Weight int
-}{
+var MixWeights = []Weight{
 	{"JOB_INFO", 45},
 	{"PARTITION_INFO", 35},
 	{"NODE_INFO", 10},
 	{"PING", 8},
 	{"SUBMIT_BATCH_JOB", 2},
+}
+
+// Weight is an RPC's share of a mix, in percent.
+type Weight struct {
+	Name   string
+	Weight int
 }
 
 // Workloads lists the workload names.
@@ -183,10 +199,7 @@ var Workloads = []string{"squeue", "jobstate", "sinfo", "ping", "sbatch", "mix",
 // pollers, submitters and cancellers (each canceller ends a job its
 // worker submitted). Each RPC's latency is reported apart, so squeue's
 // p99 during the writes shows next to a read-only storm's.
-var StormWeights = []struct {
-	Name   string
-	Weight int
-}{
+var StormWeights = []Weight{
 	{"JOB_INFO", 50},
 	{"PARTITION_INFO", 20},
 	{"SUBMIT_BATCH_JOB", 20},
@@ -229,25 +242,9 @@ func NewWorkload(name string, v uint16, slurmUID uint32) (*Workload, error) {
 		w.Doc = "sbatch --hold --wrap 'sleep 100': REQUEST_SUBMIT_BATCH_JOB (1,470-byte job_desc) answered by RESPONSE_SUBMIT_BATCH_JOB (error_code 0 or ESLURM_JOB_HELD)"
 		w.Steps = []Step{steps["SUBMIT_BATCH_JOB"]}
 	case "mix":
-		var parts []string
-		cum := 0
-		for _, m := range MixWeights {
-			w.Mix = append(w.Mix, steps[m.Name])
-			cum += m.Weight
-			w.Cum = append(w.Cum, cum)
-			parts = append(parts, fmt.Sprintf("%s %d%%", m.Name, m.Weight))
-		}
-		w.Doc = "busy site (sdiag-style), one RPC per operation: " + strings.Join(parts, ", ") + " (squeue's JOB_INFO/PARTITION_INFO bodies, sinfo's NODE_INFO, held submissions)"
+		w.Doc = "busy site (sdiag-style), one RPC per operation: " + w.weigh(steps, MixWeights) + " (squeue's JOB_INFO/PARTITION_INFO bodies, sinfo's NODE_INFO, held submissions)"
 	case "storm":
-		var parts []string
-		cum := 0
-		for _, m := range StormWeights {
-			w.Mix = append(w.Mix, steps[m.Name])
-			cum += m.Weight
-			w.Cum = append(w.Cum, cum)
-			parts = append(parts, fmt.Sprintf("%s %d%%", m.Name, m.Weight))
-		}
-		w.Doc = "mixed storm, one RPC per operation: " + strings.Join(parts, ", ") + " (squeue's bodies; held submissions; each KILL_JOB (scancel) ends the job its worker submitted last)"
+		w.Doc = "mixed storm, one RPC per operation: " + w.weigh(steps, StormWeights) + " (squeue's bodies; held submissions; each KILL_JOB (scancel) ends the job its worker submitted last)"
 	default:
 		return nil, fmt.Errorf("unknown workload %q (have %s)", name, strings.Join(Workloads, ", "))
 	}
