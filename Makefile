@@ -30,7 +30,7 @@ test: setup
 	SLURM_FRONTEND_E2E=1 $(GO) test -count=1 -timeout 85m $(PKGS)
 
 test-unit:
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -short $(PKGS)
 
 # The side-by-side storm (tools/bench.sh), then the Go micro-benchmarks
 # (allocations per request included). The storm: slurm-frontend vs a real
