@@ -130,9 +130,9 @@ func (a *arrayRange) String() string {
 }
 
 // hex is the tasks as Slurm's hex bitmap text, most significant first.
-func (a *arrayRange) hex() string {
-	n := int(a.max()) + 1
-	return string(codec.BitHex(nil, n, a.containsInt))
-}
+func (a *arrayRange) hex() string { return a.hexOf(int(a.max()) + 1) }
+
+// hexOf is hex for a bitmap n bits wide.
+func (a *arrayRange) hexOf(n int) string { return string(codec.BitHex(nil, n, a.containsInt)) }
 
 func (a *arrayRange) containsInt(i int) bool { return a.contains(uint32(i)) }

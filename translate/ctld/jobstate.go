@@ -97,7 +97,7 @@ func pendingTaskBits(e *jobEntry) *codec.HexBits {
 			n = int(all.max()) + 1
 		}
 	}
-	return &codec.HexBits{NBits: uint32(n), Hex: string(codec.BitHex(nil, n, a.containsInt))}
+	return &codec.HexBits{NBits: uint32(n), Hex: a.hexOf(n)}
 }
 
 // arrayOrder orders the records of array job id (pos ascending, in
