@@ -341,3 +341,34 @@ func TestConfiglessPush(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeConfDirOwnership: the node stand-ins' slurm.conf is written only
+// into a directory of the server's that no one else may write, never
+// through a link.
+func TestNodeConfDirOwnership(t *testing.T) {
+	cfg := fakeCluster(t, "slurm-24.11")
+	base := t.TempDir()
+	good := filepath.Join(base, "good")
+	c := newTestController(t, cfg, state.NewRPCStats())
+	c.opt.NodeConfDir = good
+	c.writeNodeConf()
+	if b, err := os.ReadFile(filepath.Join(good, "slurm.conf")); err != nil || !strings.Contains(string(b), "ClusterName=") {
+		t.Fatalf("own directory: %v %q", err, b)
+	}
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	link := filepath.Join(base, "link")
+	os.Symlink(good, link)
+	for _, dir := range []string{open, link} {
+		c := newTestController(t, cfg, state.NewRPCStats())
+		c.opt.NodeConfDir = dir
+		c.writeNodeConf()
+		if _, err := os.Lstat(filepath.Join(open, "slurm.conf")); err == nil {
+			t.Errorf("%s: written into a directory others may write", dir)
+		}
+		if c.nodeConfText != "" {
+			t.Errorf("%s: written through a link or into an open directory", dir)
+		}
+	}
+}

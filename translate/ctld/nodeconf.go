@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // The node stand-ins' config: what a configless slurmd keeps in its conf
@@ -44,6 +45,13 @@ func (c *Controller) writeNodeConf() {
 	// readable by all): no user can plant anything in it.
 	if err := os.MkdirAll(c.opt.NodeConfDir, 0o755); err != nil {
 		c.logf("node config: %v (jobs' client commands read the submitter's SLURM_CONF)", err)
+		return
+	}
+	// The operator may name any directory: one another user could change
+	// (theirs, writable by others, or a link) is not written into.
+	if fi, err := os.Lstat(c.opt.NodeConfDir); err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 ||
+		fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+		c.logf("node config: %s is not a directory of the server's that only it may write: not written", c.opt.NodeConfDir)
 		return
 	}
 	f, err := os.CreateTemp(c.opt.NodeConfDir, ".slurm.conf.")
