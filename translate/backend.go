@@ -276,6 +276,20 @@ type SessionEvent struct {
 	// (JobID 0): the controller lists the engine's sessions soon, to
 	// show it as a job (SessionInfo.Foreign).
 	Foreign bool
+	// Shown, when set, is called once the controller shows the event's
+	// state to clients, or has dropped the event (Ack). The embedded
+	// engine holds a starting job's first process until then, as
+	// slurmctld marks a job RUNNING before it launches it: the job's own
+	// squeue sees it running.
+	Shown func()
+}
+
+// Ack calls ev.Shown, if set: every consumer of an engine's events calls
+// it once it is done with the event.
+func (ev SessionEvent) Ack() {
+	if ev.Shown != nil {
+		ev.Shown()
+	}
 }
 
 // SessionInfo is a session as the engine knows it now: the controller

@@ -158,6 +158,7 @@ type Controller struct {
 	saver         stepSaver  // writes the live steps' list (lost.go)
 	hist          histWriter // writes ended steps' accounting records (history.go)
 	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
+	shown         []func()   // engine events' acknowledgements, called once the next rebuild is published
 	rebuilds      rebuildStats
 	debugLevel    atomic.Uint32 // scontrol setdebug's level + 1; 0: SlurmctldDebug's
 	facts         factCache     // cold entries' partitions for the metrics (metrics.go)

@@ -815,6 +815,7 @@ func (c *Controller) consumeEvents(ctx context.Context) {
 			}
 			if ev.Foreign {
 				c.foreignEvent()
+				ev.Ack()
 				continue
 			}
 			c.applyEvent(ev)
@@ -825,6 +826,14 @@ func (c *Controller) consumeEvents(ctx context.Context) {
 func (c *Controller) applyEvent(ev translate.SessionEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// An event this returns on before the swap below changes nothing
+	// shown: it is acknowledged at once; one that does, once published.
+	shown := ev.Shown
+	defer func() {
+		if shown != nil {
+			shown()
+		}
+	}()
 	e := c.entry(ev.JobID)
 	if e == nil || e.job().SessionID != string(ev.ID) {
 		return
@@ -970,6 +979,9 @@ func (c *Controller) applyEvent(ev translate.SessionEvent) {
 	}
 	c.swap(e, &j, stored)
 	c.rebuildSoon()
+	if shown != nil {
+		c.shown, shown = append(c.shown, shown), nil
+	}
 	c.wake()         // dependencies and array throttles may now let others go
 	c.kickTopology() // the engine's occupancy changed
 }

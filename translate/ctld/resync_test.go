@@ -146,3 +146,46 @@ func TestResyncSparesSessionsNewerThanItsList(t *testing.T) {
 		t.Errorf("a session the engine does not have, older than the list: job's session %q, want it handed over again", got)
 	}
 }
+
+// An engine's RUNNING event is acknowledged (SessionEvent.Shown) only
+// once listings show the job running: the embedded engine holds the
+// job's script until then. An event that changes nothing is
+// acknowledged at once.
+func TestRunningShownBeforeAck(t *testing.T) {
+	store, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	now := time.Now().Unix()
+	if err := store.Put(&state.Job{ID: 1, ArrayTaskID: codec.NoVal, Name: "j", UserID: 1000, GroupID: 1000, Partition: "cpu",
+		State: codec.JOB_PENDING, Reason: codec.WAIT_PRIORITY, Priority: 1, SubmitTime: now, TimeLimit: codec.NoVal,
+		MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1, SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fakeCluster(t, "slurm-24.11")
+	c, err := New(context.Background(), Options{Conf: cfg, Store: store, Backend: local.New(cfg), Exec: &listExec{},
+		Stats: state.NewRPCStats(), ClusterName: "refcluster", SlurmUser: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := make(chan string, 2)
+	seen := func() { // called with c.mu held: the published snapshot only
+		shown <- codec.JobStateString(c.Snapshot().Jobs()[0].State)
+	}
+	c.applyEvent(translate.SessionEvent{ID: "s1", JobID: 1, Status: translate.SessionRunning, Time: time.Now(), Nodes: []string{"n1"}, Shown: seen})
+	select {
+	case st := <-shown:
+		if st != "RUNNING" {
+			t.Fatalf("acknowledged while listings show the job %s", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RUNNING event never acknowledged")
+	}
+	c.applyEvent(translate.SessionEvent{ID: "other", JobID: 1, Status: translate.SessionRunning, Time: time.Now(), Shown: seen})
+	select {
+	case <-shown:
+	default:
+		t.Fatal("an event of another session was not acknowledged at once")
+	}
+}

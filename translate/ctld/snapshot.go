@@ -237,6 +237,12 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 	s.built = time.Now()
 	c.rebuilds.record(s.built.Sub(start))
 	c.snap.Store(s)
+	if jobs {
+		for _, f := range c.shown {
+			f()
+		}
+		c.shown = c.shown[:0]
+	}
 }
 
 // appendedOnly reports whether jobs is old's jobs with only entries that

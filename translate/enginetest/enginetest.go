@@ -69,6 +69,7 @@ func newWatch(t *testing.T, h *Harness) *watch {
 	w.cond = sync.NewCond(&w.mu)
 	go func() {
 		for ev := range h.Engine.Events() {
+			ev.Ack()
 			w.mu.Lock()
 			w.events[ev.ID] = append(w.events[ev.ID], ev)
 			w.cond.Broadcast()

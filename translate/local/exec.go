@@ -115,8 +115,18 @@ type session struct {
 	shimStart  uint64
 	batchPID   int
 	destroying bool
-	direct     bool // ended by endDirectly: the shim never saw the cancel
+	direct     bool   // ended by endDirectly: the shim never saw the cancel
+	gate       func() // lets the shim started by this engine start the script (letGo)
 	final      *statusRecord
+}
+
+// letGo opens the gate of a shim this engine started: it starts the
+// script (and closes the pipe). A shim found after a restart has none:
+// its gate is EOF and it does not wait.
+func (s *session) letGo() {
+	if s.gate != nil {
+		s.gate()
+	}
 }
 
 type executor struct {
@@ -197,6 +207,9 @@ func (x *executor) emit(s *session, st translate.SessionStatus, f *statusRecord)
 		if st.Terminal() {
 			ev.Usage = f.usage()
 		}
+	}
+	if st == translate.SessionRunning {
+		ev.Shown = s.gate
 	}
 	x.evMu.Lock()
 	x.evQ = append(x.evQ, ev)
@@ -382,10 +395,19 @@ func (x *executor) startShim(s *session) {
 		fail(err)
 		return
 	}
+	gr, gw, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		fail(err)
+		return
+	}
 	logf, err := os.OpenFile(filepath.Join(s.dir, fShimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		r.Close()
 		w.Close()
+		gr.Close()
+		gw.Close()
 		fail(err)
 		return
 	}
@@ -395,29 +417,35 @@ func (x *executor) startShim(s *session) {
 	}
 	cmd := &exec.Cmd{
 		Path: x.shim[0], Args: args, Env: os.Environ(),
-		Stdout: logf, Stderr: logf, ExtraFiles: []*os.File{w},
+		Stdout: logf, Stderr: logf, ExtraFiles: []*os.File{w, gr},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS},
 	}
 	err = cmd.Start()
 	w.Close()
+	gr.Close()
 	logf.Close()
 	if err != nil {
 		r.Close()
+		gw.Close()
 		fail(err)
 		return
 	}
 	s.shimPID = cmd.Process.Pid
 	s.shimStart, _ = procStart(s.shimPID)
+	var once sync.Once
+	s.gate = func() { once.Do(func() { _, _ = gw.Write([]byte("G\n")); gw.Close() }) }
 	go x.watchChild(s, cmd, r)
 }
 
-// watchChild follows a shim this engine started: "R" on the pipe means
-// the script runs; EOF means the shim is gone.
+// watchChild follows a shim this engine started: "S" on the pipe means
+// the script is about to start: the session runs, and the shim waits for
+// the event's consumer to show it (letGo); "R" means the script runs
+// (its pid is known); EOF means the shim is gone.
 func (x *executor) watchChild(s *session, cmd *exec.Cmd, r *os.File) {
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadString('\n')
-		if strings.TrimSpace(line) == "R" {
+		if l := strings.TrimSpace(line); l == "S" || l == "R" {
 			x.onRunning(s)
 		}
 		if err != nil {
@@ -426,6 +454,7 @@ func (x *executor) watchChild(s *session, cmd *exec.Cmd, r *os.File) {
 	}
 	r.Close()
 	_ = cmd.Wait()
+	s.letGo() // closes the gate's pipe if no one did
 	x.onShimExit(s)
 }
 
@@ -459,12 +488,21 @@ func (x *executor) onRunning(s *session) {
 	x.markRunningLocked(s)
 }
 
+// markRunningLocked reads the shim's running record: the first time
+// ("S", or "R" of a shim without a gate) the session runs; later ("R"
+// after "S") only the script's pid is new.
 func (x *executor) markRunningLocked(s *session) {
-	if x.closed || s.status != translate.SessionScheduled {
+	if x.closed || (s.status != translate.SessionScheduled && s.status != translate.SessionRunning) {
 		return
 	}
 	var rr runningRecord
 	if readJSON(filepath.Join(s.dir, fRunning), &rr) != nil {
+		return
+	}
+	if s.status == translate.SessionRunning {
+		if rr.BatchPID != 0 {
+			s.batchPID = rr.BatchPID
+		}
 		return
 	}
 	s.batchPID, s.started = rr.BatchPID, rr.Started

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -94,6 +95,9 @@ type harness struct {
 	cond   *sync.Cond
 	events map[translate.SessionID][]translate.SessionEvent
 	order  []translate.SessionEvent
+	// holdRunning: RUNNING events are not acknowledged (the test calls
+	// Ack), as a controller that has not yet shown the job running.
+	holdRunning atomic.Bool
 }
 
 func newHarness(t *testing.T, cfg *conf.Config, spool string) *harness {
@@ -133,6 +137,9 @@ func newHarness(t *testing.T, cfg *conf.Config, spool string) *harness {
 	h.out = out
 	go func() {
 		for ev := range h.e.Events() {
+			if ev.Status != translate.SessionRunning || !h.holdRunning.Load() {
+				ev.Ack()
+			}
 			h.mu.Lock()
 			h.events[ev.ID] = append(h.events[ev.ID], ev)
 			h.order = append(h.order, ev)
@@ -246,6 +253,36 @@ func TestScriptRunsAndWritesOutput(t *testing.T) {
 	ss, _ := h.e.Sessions(context.Background())
 	if len(ss) != 1 || ss[0].ID != id || ss[0].Status != translate.SessionTerminated || ss[0].JobID != 1 {
 		t.Fatalf("Sessions: %+v", ss)
+	}
+}
+
+// A job's script starts only once the engine's consumer has shown the
+// job RUNNING (SessionEvent.Shown), as slurmctld marks a job running
+// before it launches it: the job's own squeue must see it so.
+func TestScriptStartsOnceShown(t *testing.T) {
+	requireRunner(t)
+	t.Parallel()
+	h := newHarness(t, testConfig(testNode("n1", 2, 1000, "")), "")
+	h.holdRunning.Store(true)
+	id := h.create(h.spec(3, "#!/bin/sh\necho ran\n"))
+	run := h.wait(id, translate.SessionRunning, 10*time.Second)
+	if run.Shown == nil {
+		t.Fatal("RUNNING event without Shown: nothing holds the script")
+	}
+	ss, _ := h.e.Sessions(context.Background())
+	if len(ss) != 1 || ss[0].Status != translate.SessionRunning {
+		t.Fatalf("Sessions while held: %+v, want RUNNING", ss)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if out := h.output(3); out != "" {
+		t.Fatalf("the script ran before its job was shown RUNNING: %q", out)
+	}
+	run.Ack()
+	if ev := h.wait(id, translate.SessionTerminated, 10*time.Second); ev.ExitCode != 0 || ev.Reason != "task-finished" {
+		t.Fatalf("end: %+v", ev)
+	}
+	if out := h.output(3); out != "ran\n" {
+		t.Fatalf("output %q, want \"ran\\n\"", out)
 	}
 }
 
@@ -717,6 +754,7 @@ func engineChild(spool, out string) {
 	}
 	a := mk(100, "#!/bin/sh\necho start\nsleep 2\necho done\n")
 	for ev := range e.Events() {
+		ev.Ack()
 		if ev.ID == a && ev.Status == translate.SessionRunning {
 			break
 		}

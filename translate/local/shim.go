@@ -1,6 +1,7 @@
 package local
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,9 +100,12 @@ type shim struct {
 	lr     launchRecord
 	cred   cred
 	notify *os.File // fd 3: pipe to the engine that started us (may be gone)
-	cg     *cgroupPlan
-	errw   io.Writer // the job's stderr, for slurmstepd's messages
-	sigc   chan os.Signal
+	gate   *os.File // fd 4: the engine writes to it once the job shows RUNNING
+	// announced: the running record was written before the gate (waitShown)
+	announced bool
+	cg        *cgroupPlan
+	errw      io.Writer // the job's stderr, for slurmstepd's messages
+	sigc      chan os.Signal
 
 	cancelled, forced bool
 }
@@ -152,6 +156,10 @@ func runShim(dir string) error {
 	if syscall.Fstat(3, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
 		syscall.CloseOnExec(3) // inherited without it; the job must not get it
 		sh.notify = os.NewFile(3, "notify")
+		if syscall.Fstat(4, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+			syscall.CloseOnExec(4)
+			sh.gate = os.NewFile(4, "gate")
+		}
 	}
 	if err := readJSON(sh.p(fLaunch), &sh.lr); err != nil {
 		return sh.end(&statusRecord{Status: translate.SessionError, Reason: "failed-to-start", Message: "launch record: " + err.Error()})
@@ -346,8 +354,13 @@ func (sh *shim) run() error {
 			Credential: &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: sh.cred.groups},
 		},
 	}
-	// Times only the start knows, for the variables the job has.
+	// The start time: the controller's (the running record's, before the
+	// gate) and the job's variables'.
 	now := time.Now()
+	if !sh.waitShown(now) {
+		return sh.end(&statusRecord{Status: translate.SessionCancelled, Reason: "user-requested"})
+	}
+	// Times only the start knows, for the variables the job has.
 	for i, kv := range cmd.Env {
 		switch {
 		case strings.HasPrefix(kv, "SLURM_JOB_START_TIME="):
@@ -410,8 +423,13 @@ func (sh *shim) run() error {
 	if err == nil {
 		batch = cmd.Process.Pid
 	}
-	if werr := writeJSON(sh.p(fRunning), &runningRecord{Started: started, BatchPID: batch}); werr != nil {
-		sh.log.Printf("running record: %v", werr)
+	// Durable already when announced (waitShown): only the pid is new,
+	// and a lost one is looked up (signalNamespace).
+	if b, werr := json.Marshal(&runningRecord{Started: started, BatchPID: batch}); werr == nil {
+		werr = writeFileAtomic(sh.p(fRunning), b, 0o600, !sh.announced)
+		if werr != nil {
+			sh.log.Printf("running record: %v", werr)
+		}
 	}
 	if sh.notify != nil {
 		_, _ = sh.notify.Write([]byte("R\n"))
@@ -428,6 +446,44 @@ func (sh *shim) run() error {
 	}
 	sh.log.Printf("job %d: script started (pid %d in the namespace) as uid %d", spec.JobID, batch, spec.UID)
 	return sh.end(sh.supervise(batch, started))
+}
+
+// gateWait bounds how long a script waits for the controller to show
+// its job RUNNING: a server too busy to say so must not hold jobs back
+// for longer.
+const gateWait = 10 * time.Second
+
+// waitShown tells the engine the script is about to start (the running
+// record without a pid, then "S") and waits until the engine lets it go,
+// once the controller shows the job RUNNING (slurmctld launches a job
+// only after marking it so: the job's own squeue sees it running). A
+// gone engine (EOF) or gateWait lets it go too. False: the job was
+// cancelled meanwhile.
+func (sh *shim) waitShown(started time.Time) bool {
+	if sh.notify == nil || sh.gate == nil {
+		return true
+	}
+	if err := writeJSON(sh.p(fRunning), &runningRecord{Started: started}); err != nil {
+		sh.log.Printf("running record: %v", err)
+		return true
+	}
+	sh.announced = true
+	if _, err := sh.notify.Write([]byte("S\n")); err != nil {
+		return true
+	}
+	done := make(chan struct{})
+	go func() {
+		var b [2]byte
+		_, _ = sh.gate.Read(b[:])
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(gateWait):
+		sh.log.Printf("job %d: not shown RUNNING within %v; starting it anyway", sh.lr.Spec.JobID, gateWait)
+	}
+	sh.checkDestroy()
+	return !sh.cancelled
 }
 
 // hold is an allocation's session (salloc, srun outside a job): no

@@ -250,6 +250,7 @@ func (r *runner) events() {
 		k := r.byJob[ev.JobID]
 		r.mu.Unlock()
 		if k == nil {
+			ev.Ack()
 			continue
 		}
 		r.d.mu.Lock()
@@ -297,6 +298,7 @@ func (r *runner) events() {
 			go r.eng.Purge(context.Background(), ev.ID)
 		}
 		r.d.mu.Unlock()
+		ev.Ack() // the kernel runs (its state above) before its script starts
 	}
 }
 
