@@ -286,8 +286,14 @@ func decodeStepRecord(b []byte, s *HistStep) error {
 // appendHistRecord: the job (in the job store's own record format, which
 // versions itself), then the history fields; compressed when that pays.
 func appendHistRecord(b []byte, h *HistJob) []byte {
+	return appendHistRecordOf(b, h, appendJobRecord(nil, &h.Job))
+}
+
+// appendHistRecordOf is appendHistRecord with h.Job's record already
+// encoded (job).
+func appendHistRecordOf(b []byte, h *HistJob, job []byte) []byte {
 	t := trec{nil}
-	t.bytes(1, appendJobRecord(nil, &h.Job))
+	t.bytes(1, job)
 	t.u(2, reqUIDOut(h.ReqUID))
 	t.u(3, uint64(h.DerivedEC))
 	t.u(4, h.UserCPUus)
@@ -389,7 +395,7 @@ func jobFinal(j *Job) bool {
 // historyTxn writes the history of the finished runs among jobs (called
 // in Put's transaction). ReqUID and usage the job store does not have
 // come from History.note, if the controller left them there.
-func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
+func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job, hists [][]byte) error {
 	// One association check per user and account of the transaction (a
 	// scancel -u writes thousands of one user's runs at once).
 	type ua struct {
@@ -397,8 +403,8 @@ func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
 		acct string
 	}
 	var assocs map[ua]bool
-	for _, j := range jobs {
-		if !jobFinal(j) || j.EndTime == 0 || j.State&0x8000 != 0 { // JOB_COMPLETING: not yet
+	for i, j := range jobs {
+		if hists[i] == nil {
 			continue
 		}
 		rec, idx := histKeys(j)
@@ -407,9 +413,8 @@ func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job) error {
 		} else if !errors.Is(err, badger.ErrKeyNotFound) {
 			return err
 		}
-		h := HistJob{Job: *j, ReqUID: noVal32}
-		s.hist.take(j.ID, &h)
-		if err := txn.Set(rec, appendHistRecord(nil, &h)); err != nil {
+		s.hist.drop(j.ID)
+		if err := txn.Set(rec, hists[i]); err != nil {
 			return err
 		}
 		if err := s.noteSpan(txn, j); err != nil {
@@ -440,13 +445,25 @@ type histNotes struct {
 	m  map[uint32]HistJob
 }
 
-func (n *histNotes) take(id uint32, h *HistJob) {
+// peek fills h with what was noted for job id (encodePut); drop forgets
+// it once the run's record is written.
+func (n *histNotes) peek(id uint32, h *HistJob) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if x, ok := n.m[id]; ok {
 		h.ReqUID, h.DerivedEC, h.UserCPUus, h.SysCPUus, h.MaxRSS = x.ReqUID, x.DerivedEC, x.UserCPUus, x.SysCPUus, x.MaxRSS
-		delete(n.m, id)
 	}
+}
+
+func (n *histNotes) drop(id uint32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, id)
+}
+
+// histable: j's run is over and its record may go to history (Put).
+func histable(j *Job) bool {
+	return jobFinal(j) && j.EndTime != 0 && j.State&0x8000 == 0 // JOB_COMPLETING: not yet
 }
 
 // NoteJobEnd records, for the history record written when the job's
@@ -1020,7 +1037,8 @@ func (s *Store) BackfillHistory() (int, error) {
 	for i := 0; i < len(done); i += 500 {
 		batch := done[i:min(i+500, len(done))]
 		s.mu.Lock()
-		err := s.commit(int64(len(batch))*512, func(txn *badger.Txn) error { return s.historyTxn(txn, batch) })
+		_, hists, size := s.encodePut(batch)
+		err := s.commit(size, func(txn *badger.Txn) error { return s.historyTxn(txn, batch, hists) })
 		s.mu.Unlock()
 		if err != nil {
 			return i, err
@@ -1056,7 +1074,8 @@ func (s *Store) RequeueRun(j *Job) error {
 			}
 		case errors.Is(err, badger.ErrKeyNotFound):
 			h = HistJob{Job: *j, ReqUID: noVal32}
-			s.hist.take(j.ID, &h)
+			s.hist.peek(j.ID, &h)
+			s.hist.drop(j.ID)
 			if err := s.noteSpan(txn, j); err != nil {
 				return err
 			}

@@ -44,6 +44,8 @@ type Store struct {
 	histSpan atomic.Int64
 	// assocNext: the next association id (assoc.go; 0 = not read yet).
 	assocNext uint32
+	// cancelSeq: the last cancel log's sequence (cancellog.go).
+	cancelSeq uint64
 	// Close waits for open JobReaders (Badger panics on an iterator of
 	// a closed database); readers opened once it started get ErrClosed,
 	// so one opened inside another cannot deadlock it.
@@ -53,6 +55,13 @@ type Store struct {
 	closed  bool
 
 	hist histNotes // what a finished job's history record takes beyond the job (history.go)
+}
+
+// Closed reports whether Close was called (a background writer stops).
+func (s *Store) Closed() bool {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.closed
 }
 
 // Open opens (creating if needed) the store in dir. It fails clearly if
@@ -325,15 +334,67 @@ func (s *Store) RaiseNextID(id uint32) error {
 func (s *Store) Put(jobs ...*Job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	recs, size := encodeJobs(jobs)
+	recs, hists, size := s.encodePut(jobs)
 	return s.commit(size, func(txn *badger.Txn) error {
 		for i, j := range jobs {
 			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
 				return err
 			}
 		}
-		return s.historyTxn(txn, jobs)
+		return s.historyTxn(txn, jobs, hists)
 	})
+}
+
+// encodePut encodes Put's records: each job's, and the history record of
+// each finished run (nil for the others), sharing the job's bytes; a
+// large Put (scancel -u) is encoded by every CPU at once, outside the
+// transaction.
+func (s *Store) encodePut(jobs []*Job) (recs, hists [][]byte, size int64) {
+	recs, hists = make([][]byte, len(jobs)), make([][]byte, len(jobs))
+	sizes := make([]int64, len(jobs))
+	one := func(i int) {
+		j := jobs[i]
+		recs[i] = appendJobRecord(nil, j)
+		sizes[i] = int64(len(recs[i])) + 64
+		if histable(j) {
+			h := HistJob{Job: *j, ReqUID: noVal32}
+			s.hist.peek(j.ID, &h)
+			hists[i] = appendHistRecordOf(nil, &h, recs[i])
+			sizes[i] += int64(len(hists[i])) + 5*64
+		}
+	}
+	parallel(len(jobs), 256, one)
+	for _, n := range sizes {
+		size += n
+	}
+	return recs, hists, size
+}
+
+// parallel calls f(0..n-1), split over the CPUs when n reaches min.
+func parallel(n, min int, f func(i int)) {
+	w := runtime.GOMAXPROCS(0)
+	if n < min || w < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + w - 1) / w
+	for lo := 0; lo < n; lo += per {
+		hi := lo + per
+		if hi > n {
+			hi = n
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // commit writes what fill sets in one transaction (s.mu held), size

@@ -3,7 +3,8 @@
 # slurm-frontend and a real slurmctld 24.11 over the same fake cluster,
 # measured by the same generator in one run (targets interleaved per
 # point), then the mixed storm (squeue pollers, submitters, cancellers) at
-# the same points. slurm-frontend acknowledges a job only once it is on
+# the same points, then squeue alone over the queue the storm left (the
+# read-only p99 to set beside the storm's JOB_INFO p99). slurm-frontend acknowledges a job only once it is on
 # disk (a synchronous store write per batch of concurrent submissions);
 # slurmctld saves its state periodically.
 #
@@ -75,7 +76,7 @@ real_target="real=127.0.0.1:$REAL_PORT,pid=$REAL_PID"
 targets=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID" --target "$real_target")
 
 files=()
-for wl in sbatch storm; do
+for wl in sbatch storm squeue; do
 	log "$wl: sweep $SWEEP, $DURATION per run, median of $REPEAT"
 	"$BIN" bench run "${targets[@]}" --workload $wl --sweep "$SWEEP" --duration "$DURATION" --warmup "$WARMUP" \
 		--repeat "$REPEAT" --munge-key "$KEY" --label "$wl" --json "$DIR/$wl.json" >"$DIR/$wl.txt"

@@ -66,7 +66,17 @@ var fidelityRaces = []struct {
 	{fidBegin, func(s string) string {
 		return fidJ12Begin.ReplaceAllString(s, "${1}None")
 	}},
+	{fidTerm, func(s string) string {
+		if strings.Contains(s, "JobState=CANCELLED") {
+			s = strings.ReplaceAll(s, "ExitCode=143:0", "ExitCode=0:15")
+		}
+		return fidTermBatch.ReplaceAllString(s, "${1} CANCELLED${2}0:15")
+	}},
 }
+
+// fidTermBatch is sacct's line of a cancelled job's batch step whose
+// shell exited 143 (FAILED, 15:0 as slurmdbd records it).
+var fidTermBatch = regexp.MustCompile(`(?m)^(\s*J\d+\.batch\s+batch )    FAILED(\s+)15:0`)
 
 // fidJ12Begin is BeginTime on a listing line of J12, the --begin job the
 // session holds and releases.
@@ -115,6 +125,7 @@ func fidelityRaceWhy(a, b string) string {
 const (
 	fidBackfill = "which of slurmctld's two schedulers starts a job is a race in the real controller: one its backfill scheduler starts shows Scheduler=Backfill, no AccrueTime and a TimeLimit of 365 days (a root job released, a throttled array task), one its main scheduler starts shows what ours does (Scheduler=Main, UNLIMITED); both were seen in runs of the same session"
 	fidRuns     = "the order of one array's tasks or one het job's components whose priority, partition and state tie: squeue keeps the controller's order for them, which the real controller does not keep from run to run (24.11 listed a het job's failed components +2 before +1 once, +1 before +2 in other runs; 22.05 and 26.05 listed a released array's split tasks newest first in some runs, oldest first in others); Slurm promises no order for them, ours is the order they were made"
+	fidTerm     = "how a cancelled running batch job's shell ends is a race in the real slurmstepd, which sends SIGTERM to the job's processes one by one: the shell killed by it (ExitCode 0:15; sacct's batch step CANCELLED 0:15), or, when its child (sleep) got it first, the shell exiting 143 before its own arrived (ExitCode 143:0; batch step FAILED 15:0); 22.05 gave the second once, the first in every other run"
 	fidBegin    = "after the release of a --begin job (reason None), when the real controller's scheduler next looks at it (BeginTime again) is a race: 24.11 kept None through the session, 26.05 showed BeginTime in one run and None in others"
 )
 
@@ -595,4 +606,13 @@ func TestFidelityRaces(t *testing.T) {
 	ours = "J12 renamed CANCELLED None 5000\nJ5 long CANCELLED BeginTime 1\n"
 	assert.Equal(t, fidBegin, fidelityRaceWhy(real, ours))
 	assert.Empty(t, fidelityRaceWhy(real, strings.Replace(ours, "J5 long CANCELLED BeginTime", "J5 long CANCELLED None", 1)))
+
+	real = "   JobState=CANCELLED Reason=None Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=143:0\n"
+	ours = "   JobState=CANCELLED Reason=None Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n"
+	assert.Equal(t, fidTerm, fidelityRaceWhy(real, ours))
+	assert.Empty(t, fidelityRaceWhy(strings.Replace(real, "CANCELLED", "FAILED", 1), strings.Replace(ours, "CANCELLED", "FAILED", 1)))
+	real = "J7                single CANCELLED+      0:0 \nJ7.batch           batch     FAILED     15:0 \n"
+	ours = "J7                single CANCELLED+      0:0 \nJ7.batch           batch  CANCELLED     0:15 \n"
+	assert.Equal(t, fidTerm, fidelityRaceWhy(real, ours))
+	assert.Empty(t, fidelityRaceWhy(strings.Replace(real, "15:0", "1:0", 1), ours))
 }

@@ -124,13 +124,14 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 	// The jobs the history has not yet: pending, running, completing.
 	c.mu.Lock()
 	type live struct {
-		j     state.Job
-		steps []*step
+		j         state.Job
+		steps     []*step
+		canceller uint32
 	}
 	var lives []live
 	for _, e := range c.jobs {
-		if e.finished() && e.state&codec.JOB_COMPLETING == 0 {
-			continue
+		if e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.ended == nil {
+			continue // in the history (a bulk cancel's are until written)
 		}
 		j := *e.job()
 		if !hc.Match(&j) || !taskOK(&j) {
@@ -150,7 +151,11 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 				ss = append(ss, &x)
 			}
 		}
-		lives = append(lives, live{j, ss})
+		canceller := uint32(codec.NoVal)
+		if e.ended != nil {
+			canceller = e.ended.uid
+		}
+		lives = append(lives, live{j, ss, canceller})
 	}
 	c.mu.Unlock()
 	for _, l := range lives {
@@ -163,7 +168,7 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 				NTasks: s.tasks, CPUs: s.cpus, Start: s.start, State: codec.JOB_RUNNING, ReqUID: codec.NoVal,
 				SubmitLine: s.submitLine, TresAlloc: fmt.Sprintf("1=%d,4=%d", s.cpus, len(s.nodes)), TaskDist: taskDistBlock})
 		}
-		d := c.dbdJob(&l.j, codec.NoVal, steps, noSteps, win)
+		d := c.dbdJob(&l.j, l.canceller, steps, noSteps, win)
 		add(&d)
 	}
 	return codec.GotJobs{Body: out.Finish(rc)}

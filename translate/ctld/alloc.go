@@ -102,7 +102,7 @@ func (c *Controller) allocate(req *Request) Reply {
 		return rcReply(storeWriteCode(err))
 	}
 	j := jobs[0]
-	c.jobs = append(c.jobs, newEntry(j, c.opt.Store, true))
+	c.addJob(newEntry(j, c.opt.Store, true))
 	if c.grants == nil {
 		c.grants = map[uint32]chan struct{}{}
 	}

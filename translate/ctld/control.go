@@ -107,9 +107,10 @@ type killBatch struct {
 	// putAt finds a job's among them.
 	puts  []*killPut
 	putAt map[uint32]int
-	// seen are records already read for this batch (cold jobs come
-	// from the store), for current.
-	seen map[*jobEntry]*state.Job
+	// cr reads the cold records the batch looks at through one store
+	// reader, in ID order mostly (a reader per record cost most of a
+	// scancel -u; reading again costs less than keeping a copy).
+	cr coldReader
 	// failed are the pending jobs whose cancel the store refused: they
 	// stay pending.
 	failed map[uint32]bool
@@ -120,6 +121,7 @@ type killPut struct {
 	e       *jobEntry
 	j       state.Job
 	pending bool // cancelled while pending (else: handed to the engine)
+	n       int  // times put in the batch
 }
 
 // put queues j, the new record of e's job.
@@ -129,10 +131,11 @@ func (b *killBatch) put(e *jobEntry, j *state.Job, pending bool) {
 	}
 	if i, ok := b.putAt[j.ID]; ok {
 		b.puts[i].j = *j
+		b.puts[i].n++
 		return
 	}
 	b.putAt[j.ID] = len(b.puts)
-	b.puts = append(b.puts, &killPut{e: e, j: *j, pending: pending})
+	b.puts = append(b.puts, &killPut{e: e, j: *j, pending: pending, n: 1})
 }
 
 // current is job e's record as the batch has it (its queued change, if
@@ -141,18 +144,7 @@ func (b *killBatch) current(e *jobEntry) state.Job {
 	if i, ok := b.putAt[e.id]; ok {
 		return b.puts[i].j
 	}
-	if j := b.seen[e]; j != nil {
-		return *j
-	}
-	return *e.job()
-}
-
-// read notes j, entry e's record as just read, for current.
-func (b *killBatch) read(e *jobEntry, j *state.Job) {
-	if b.seen == nil {
-		b.seen = map[*jobEntry]*state.Job{}
-	}
-	b.seen[e] = j
+	return *b.cr.view(e)
 }
 
 // killChunk bounds one store write of a flush: far below Badger's
@@ -164,6 +156,12 @@ const killChunk = 4096
 // pending (failed); a running one is ended all the same, its record kept
 // in memory and written once the store takes it, as an engine event's.
 func (c *Controller) flushKills(b *killBatch) {
+	c.logCancels(b)
+	for _, p := range b.puts {
+		if p.pending && codec.JobIsFinished(p.j.State) {
+			c.opt.Store.NoteJobEnd(p.j.ID, b.uid, 0, 0, 0, 0) // sacct: CANCELLED by UID
+		}
+	}
 	for len(b.puts) > 0 {
 		n := min(len(b.puts), killChunk)
 		chunk := b.puts[:n]
@@ -194,6 +192,7 @@ func (c *Controller) flushKills(b *killBatch) {
 		}
 	}
 	b.putAt = nil
+	b.cr.close()
 }
 
 // newKillBatch starts a batch for signal sig (0 = SIGKILL) and flags.
@@ -254,7 +253,6 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 		// slurmctld keeps the pending reason (squeue shows a
 		// cancelled held job as CANCELLED JobHeldUser).
 		j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, b.now, b.now
-		c.opt.Store.NoteJobEnd(j.ID, b.uid, 0, 0, 0, 0)
 		if j.ArrayTasks != "" && tasks != nil {
 			// Only some tasks of the pending array record.
 			a, err := parseArray(j.ArrayTasks, maxArrayIndex)
@@ -726,6 +724,7 @@ func (c *Controller) replace(old *jobEntry, j *state.Job) { c.swap(old, j, true)
 func (c *Controller) swap(old *jobEntry, j *state.Job, stored bool) {
 	ne := newEntry(j, c.opt.Store, stored)
 	if i := c.at(old.id); i >= 0 && c.jobs[i] == old {
+		c.ownJobs()
 		c.jobs[i] = ne
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log"
 	"net/netip"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -158,11 +159,16 @@ type Controller struct {
 	saver         stepSaver  // writes the live steps' list (lost.go)
 	hist          histWriter // writes ended steps' accounting records (history.go)
 	dirty         bool       // engine changes wait for a coalesced rebuild (rebuildSoon)
-	shown         []func()   // engine events' acknowledgements, called once the next rebuild is published
-	rebuilds      rebuildStats
-	debugLevel    atomic.Uint32 // scontrol setdebug's level + 1; 0: SlurmctldDebug's
-	facts         factCache     // cold entries' partitions for the metrics (metrics.go)
-	cfgless       configless    // configless login nodes: served files, registered sackds (configless.go)
+	// jobsShared: c.jobs's array is also the published snapshot's
+	// (rebuildWith shares it rather than copy it per submission): an
+	// entry changed in place or removed copies it first (ownJobs); an
+	// append writes past every snapshot's end and copies nothing.
+	jobsShared bool
+	shown      []func() // engine events' acknowledgements, called once the next rebuild is published
+	rebuilds   rebuildStats
+	debugLevel atomic.Uint32 // scontrol setdebug's level + 1; 0: SlurmctldDebug's
+	facts      factCache     // cold entries' partitions for the metrics (metrics.go)
+	cfgless    configless    // configless login nodes: served files, registered sackds (configless.go)
 }
 
 type counters struct {
@@ -213,6 +219,9 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 		return nil, err
 	}
 	c.jobs = entries
+	if err := c.recoverCancels(); err != nil {
+		return nil, err
+	}
 	c.recoverPriorities()
 	if len(entries) >= 10000 {
 		// Loading allocates about twice what it keeps (records copied
@@ -352,6 +361,29 @@ func (c *Controller) at(id uint32) int {
 		return i
 	}
 	return -1
+}
+
+// ownJobs gives c.jobs an array of its own before a change in place, if
+// a snapshot shares the one it has (c.mu held).
+func (c *Controller) ownJobs() {
+	if c.jobsShared {
+		c.jobs = append(make([]*jobEntry, 0, len(c.jobs)+len(c.jobs)/4+64), c.jobs...)
+		c.jobsShared = false
+	}
+}
+
+// addJob adds a new job's entry in ID order (c.mu held). IDs only grow,
+// but the group commit writes a batch without c.mu: a job another path
+// made meanwhile may have taken a higher ID and been added first.
+func (c *Controller) addJob(e *jobEntry) {
+	n := len(c.jobs)
+	if n == 0 || c.jobs[n-1].id < e.id {
+		c.jobs = append(c.jobs, e)
+		return
+	}
+	c.ownJobs()
+	i := sort.Search(n, func(i int) bool { return c.jobs[i].id >= e.id })
+	c.jobs = slices.Insert(c.jobs, i, e)
 }
 
 // entry returns the current entry of job id, or nil.

@@ -82,7 +82,7 @@ func (c *Controller) adoptForeign(sessions []translate.SessionInfo) {
 			c.storeTrouble("session %s made outside the frontend: not shown yet: %v", s.ID, err)
 			continue
 		}
-		c.jobs = append(c.jobs, newEntry(jobs[0], c.opt.Store, true))
+		c.addJob(newEntry(jobs[0], c.opt.Store, true))
 		s.JobID = jobs[0].ID
 		c.logf("job %d: session %s (%q of %s) made outside the frontend, %s", s.JobID, s.ID, s.Foreign.Name, s.Foreign.User, codec.JobStateString(jobs[0].State))
 	}

@@ -63,27 +63,36 @@ func (c *Controller) writeBatches() {
 	}
 	g.mu.Unlock()
 
+	// Priorities under c.mu (they read the controller's state: the
+	// basic counter, fair share); the write without it, so that the
+	// next submissions are decoded and checked while this batch syncs;
+	// the new entries and their snapshot under it again.
+	prios := make([]uint32, len(batch))
+	c.mu.Lock()
+	for i, p := range batch {
+		if p.job.Priority != 0 {
+			prios[i] = c.setJobPrio(p.job, p.job.SubmitTime)
+		}
+	}
+	c.mu.Unlock()
 	subs := make([]state.Submission, len(batch))
 	for i, p := range batch {
-		p := p
+		p, prio := p, prios[i]
 		subs[i] = state.Submission{Count: 1, Script: p.sc, Build: func(id uint32) ([]*state.Job, error) {
 			j := *p.job
-			j.ID = id
-			if j.Priority != 0 {
-				j.Priority = c.setJobPrio(&j, j.SubmitTime)
-			}
+			j.ID, j.Priority = id, prio
 			if j.ArrayTasks != "" {
 				j.ArrayJobID = id
 			}
 			return []*state.Job{&j}, nil
 		}}
 	}
-	c.mu.Lock()
 	res := c.opt.Store.SubmitBatch(subs)
+	c.mu.Lock()
 	added := false
 	for _, r := range res {
 		if r.Err == nil {
-			c.jobs = append(c.jobs, newEntry(r.Jobs[0], c.opt.Store, true))
+			c.addJob(newEntry(r.Jobs[0], c.opt.Store, true))
 			added = true
 		}
 	}

@@ -24,6 +24,10 @@ type jobEntry struct {
 
 	hot   *state.Job   // the decoded job; nil while cold
 	store *state.Store // holds a cold job's record
+	// ended: cancelled by a bulk cancel whose log holds it, its record
+	// not yet written (cancellog.go); a cold record is read with it
+	// applied.
+	ended *cancelEnd
 
 	// The job's nodes expanded, for the snapshot's node allocation
 	// (c.mu): every rebuild walks the running jobs, and expanding each
@@ -91,6 +95,8 @@ func (e *jobEntry) view(scratch *state.Job) *state.Job {
 	defer r.Close()
 	if r.Read(e.id, scratch) != nil {
 		e.fallback(scratch)
+	} else if e.ended != nil {
+		e.ended.apply(scratch)
 	}
 	return scratch
 }
@@ -112,6 +118,8 @@ func (c *coldReader) view(e *jobEntry) *state.Job {
 	}
 	if c.r.Read(e.id, &c.scratch) != nil {
 		e.fallback(&c.scratch)
+	} else if e.ended != nil {
+		e.ended.apply(&c.scratch)
 	}
 	return &c.scratch
 }

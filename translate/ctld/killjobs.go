@@ -301,7 +301,10 @@ func (k *kjRun) selectSpec(sp *codec.JobIDSpec) {
 // and queues it for signalling (_apply_signal_jobs_filter). filter is the
 // id it was named by (nil when selected by filters alone).
 func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobIDSpec) {
-	j := e.job()
+	if !k.f.specific && k.f.rejects(e) {
+		return // no answer for it, and no read of a cold record
+	}
+	j := k.b.cr.view(e) // a cold one: the reader's scratch, read again when signalled
 	if code, msg, ok := k.f.match(j); !ok {
 		if k.f.specific {
 			k.answer(code, msg, jobStep(j), j.ID)
@@ -331,9 +334,6 @@ func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobI
 	default:
 		k.others = append(k.others, j.ID)
 	}
-	// Read once: a held or pending job is read from the store (cold),
-	// and signalAll and killLocked look at it again.
-	k.b.read(e, j)
 }
 
 // signalAll signals what was selected: array records, then pending tasks
@@ -426,6 +426,22 @@ func orNull(s string) string {
 		return "(null)"
 	}
 	return s
+}
+
+// rejects reports whether the filters exclude the job from what its
+// entry alone knows (finished, another user, another state), so that a
+// scancel -u or -t does not read every cold record.
+func (f *kjFilter) rejects(e *jobEntry) bool {
+	m := f.m
+	switch {
+	case codec.JobIsFinished(e.state):
+		return true
+	case m.State != codec.JOB_END && e.state&codec.JOB_STATE_BASE != m.State:
+		return true
+	case f.given(m.UserName, 6) && e.userID != m.UserID:
+		return true
+	}
+	return false
 }
 
 // match applies the filters to j; a mismatch returns the code and the

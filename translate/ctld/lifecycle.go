@@ -478,7 +478,7 @@ func (c *Controller) handOver(ctx context.Context, e *jobEntry, task uint32) {
 				return
 			}
 			te := newEntry(jobs[0], c.opt.Store, true)
-			c.jobs = append(c.jobs, te)
+			c.addJob(te)
 			c.replace(cur, jobs[1])
 			target = jobs[0]
 		}
@@ -1066,9 +1066,13 @@ func (c *Controller) purgeFinished(now int64) bool {
 	if age <= 0 {
 		return false // MinJobAge=0 keeps jobs, as slurmctld
 	}
-	n := len(c.jobs)
-	c.jobs = slices.DeleteFunc(c.jobs, func(e *jobEntry) bool {
-		return e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age
-	})
-	return len(c.jobs) < n
+	old := func(e *jobEntry) bool {
+		return e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age && e.ended == nil
+	}
+	if !slices.ContainsFunc(c.jobs, old) {
+		return false
+	}
+	c.ownJobs()
+	c.jobs = slices.DeleteFunc(c.jobs, old)
+	return true
 }

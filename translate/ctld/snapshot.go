@@ -150,7 +150,8 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 	old := c.snap.Load()
 	cl := c.cluster()
 	s := &Snapshot{c: c, cl: cl, topo: cl.topo}
-	s.jobs = append([]*jobEntry(nil), c.jobs...)
+	s.jobs = c.jobs[:len(c.jobs):len(c.jobs)] // shared: see ownJobs
+	c.jobsShared = true
 	s.steps = c.stepInfos()
 	// A submission appends to the old snapshot's jobs: only what it
 	// appended needs looking at (each look reads an entry, a cache miss
@@ -162,7 +163,9 @@ func (c *Controller) rebuildWith(now int64, jobs bool) {
 	}
 	for i := from; i < len(s.jobs); i++ {
 		if s.jobs[i-1].id >= s.jobs[i].id {
-			// IDs only grow, so this does not happen; lookups depend on it.
+			// addJob keeps them in order, so this does not happen;
+			// lookups depend on it.
+			s.jobs = slices.Clone(s.jobs)
 			slices.SortFunc(s.jobs, func(a, b *jobEntry) int { return cmp.Compare(a.id, b.id) })
 			appended = false
 			break
@@ -251,9 +254,13 @@ func appendedOnly(old *Snapshot, jobs []*jobEntry) bool {
 	if old == nil || len(jobs) < len(old.jobs) {
 		return false
 	}
-	for i, e := range old.jobs {
-		if jobs[i] != e {
-			return false
+	// The same array: the old snapshot's part of it is as it was (a
+	// change in place copies a shared array first, ownJobs).
+	if len(old.jobs) == 0 || &jobs[0] != &old.jobs[0] {
+		for i, e := range old.jobs {
+			if jobs[i] != e {
+				return false
+			}
 		}
 	}
 	for _, e := range jobs[len(old.jobs):] {

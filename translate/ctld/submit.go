@@ -88,7 +88,7 @@ func (c *Controller) keepBadConstraints(job *state.Job, sc *state.Script) {
 	if err := c.opt.Store.Put(jobs[0]); err != nil {
 		c.logf("submit: keeping the refused job: %v", err)
 	}
-	c.jobs = append(c.jobs, newEntry(jobs[0], c.opt.Store, true))
+	c.addJob(newEntry(jobs[0], c.opt.Store, true))
 	c.rebuild(now)
 }
 
