@@ -5,7 +5,7 @@ PKGS    := ./...
 STATE   ?= $(CURDIR)/.state
 LISTEN  ?= 0.0.0.0:6817
 
-.PHONY: bench-writes bench-ratelimit bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
+.PHONY: bench-writes bench-bulk bench-ratelimit bench-backendai bench-srun all build setup run test test-unit test-e2e bench lint fuzz reliability clean install
 
 all: build
 
@@ -48,6 +48,11 @@ bench: build
 # slurmctld 24.11 in one run (about 3 minutes on 2 cores).
 bench-writes: build
 	BIN=$(CURDIR)/$(BIN) bash tools/bench-writes.sh
+
+# Bulk writes under a squeue storm (tools/bench-bulk.sh): scancel of
+# 100,000 pending jobs and a 100,000-task array, ours and a real 24.11.
+bench-bulk: build
+	BIN=$(CURDIR)/$(BIN) bash tools/bench-bulk.sh
 
 # slurm-frontend on the Backend.AI manager double (scale mode) beside the
 # embedded engine, in one run (JOBS=100000 by default; JOBS=10000 is quick).

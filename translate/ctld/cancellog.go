@@ -83,7 +83,7 @@ func (c *Controller) logCancels(b *killBatch) {
 	clear(b.puts[len(rest):])
 	b.puts = rest
 	b.changed = true
-	c.logf("bulk cancel of %d jobs by uid %d: logged; their records follow", len(ids), b.uid)
+	c.logf("bulk cancel of %d jobs by uid %d: logged %v after its request was taken up; their records follow", len(ids), b.uid, time.Since(b.start).Round(time.Millisecond))
 	slices.Sort(ids)
 	go c.materialize(d, ids)
 }
@@ -109,6 +109,10 @@ func (c *Controller) swapEntry(old, ne *jobEntry) {
 // with a growing delay; the jobs show cancelled meanwhile, and a restart
 // resumes from the progress.
 func (c *Controller) materialize(d *cancelEnd, ids []uint32) {
+	start := time.Now()
+	defer func() {
+		c.logf("bulk cancel of %d jobs by uid %d: records written in %v", len(ids), d.uid, time.Since(start).Round(time.Millisecond))
+	}()
 	delay := time.Second
 	for i := 0; i < len(ids); {
 		n := min(materializeChunk, len(ids)-i)

@@ -102,6 +102,7 @@ type killBatch struct {
 	creating []<-chan struct{} // sessions being created: closed once the cancel reached them
 	changed  bool              // records changed: the snapshot needs a rebuild
 	uid      uint32            // who asked (sacct's "CANCELLED by UID")
+	start    time.Time         // when the request was taken up
 	// puts are the changed records, written together by flush (a
 	// scancel of 100,000 jobs is a few store writes, not 100,000);
 	// putAt finds a job's among them.
@@ -197,7 +198,7 @@ func (c *Controller) flushKills(b *killBatch) {
 
 // newKillBatch starts a batch for signal sig (0 = SIGKILL) and flags.
 func newKillBatch(sig, flags uint16, uid uint32) *killBatch {
-	b := &killBatch{sig: int(sig), flags: flags, now: time.Now().Unix(), uid: uid}
+	b := &killBatch{sig: int(sig), flags: flags, now: time.Now().Unix(), uid: uid, start: time.Now()}
 	if b.sig == 0 {
 		b.sig = 9
 	}
