@@ -167,22 +167,25 @@ func (c *Controller) materializeChunk(d *cancelEnd, ids []uint32) error {
 	return nil
 }
 
+// todoCancel is a cancel log's jobs still to write.
+type todoCancel struct {
+	d   *cancelEnd
+	ids []uint32
+}
+
 // recoverCancels finds the cancel logs a stop left unfinished: their
-// jobs not yet written show cancelled again, and materialize finishes
-// them (called by New, before the first snapshot).
-func (c *Controller) recoverCancels() error {
+// jobs not yet written show cancelled again (called by New, before the
+// first snapshot); the function it returns has materialize finish them
+// (New calls it once it no longer touches the jobs without c.mu).
+func (c *Controller) recoverCancels() (func(), error) {
 	logs, err := c.opt.Store.CancelLogs()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(logs) == 0 {
-		return nil
+		return func() {}, nil
 	}
-	type todo struct {
-		d   *cancelEnd
-		ids []uint32
-	}
-	var work []todo
+	var work []todoCancel
 	for _, l := range logs {
 		d := &cancelEnd{seq: l.Seq, at: l.At, uid: l.UID}
 		var ids []uint32
@@ -198,18 +201,21 @@ func (c *Controller) recoverCancels() error {
 			}
 		}
 		c.logf("bulk cancel of %d jobs by uid %d: %d records still to write", len(l.IDs), l.UID, len(ids))
-		work = append(work, todo{d, ids})
+		work = append(work, todoCancel{d, ids})
 	}
-	go func() {
-		for _, w := range work {
-			if len(w.ids) == 0 {
-				if err := c.opt.Store.DropCancelLog(w.d.seq); err != nil && !c.opt.Store.Closed() {
-					c.logf("bulk cancel: dropping its log: %v", err)
-				}
-				continue
+	return func() {
+		go c.finishCancels(work)
+	}, nil
+}
+
+func (c *Controller) finishCancels(work []todoCancel) {
+	for _, w := range work {
+		if len(w.ids) == 0 {
+			if err := c.opt.Store.DropCancelLog(w.d.seq); err != nil && !c.opt.Store.Closed() {
+				c.logf("bulk cancel: dropping its log: %v", err)
 			}
-			c.materialize(w.d, w.ids)
+			continue
 		}
-	}()
-	return nil
+		c.materialize(w.d, w.ids)
+	}
 }

@@ -219,7 +219,8 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 		return nil, err
 	}
 	c.jobs = entries
-	if err := c.recoverCancels(); err != nil {
+	finishCancels, err := c.recoverCancels()
+	if err != nil {
 		return nil, err
 	}
 	c.recoverPriorities()
@@ -231,6 +232,7 @@ func New(ctx context.Context, opt Options) (*Controller, error) {
 	}
 	c.purgeFinished(time.Now().Unix())
 	c.rebuild(time.Now().Unix())
+	finishCancels()
 	return c, nil
 }
 
