@@ -109,18 +109,7 @@ func (s *Store) CancelLogs() ([]CancelLog, error) {
 // id upTo: with their records, in the same transaction, the log notes
 // that every one up to upTo is written (a restart redoes only the rest).
 func (s *Store) PutCancelled(seq uint64, upTo uint32, jobs ...*Job) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	recs, hists, size := s.encodePut(jobs)
-	return s.commit(size+64, func(txn *badger.Txn) error {
-		for i, j := range jobs {
-			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
-				return err
-			}
-		}
-		if err := s.historyTxn(txn, jobs, hists); err != nil {
-			return err
-		}
+	return s.put(jobs, 64, func(txn *badger.Txn) error {
 		return txn.Set(cancelDoneKey(seq), binary.BigEndian.AppendUint32(nil, upTo))
 	})
 }

@@ -332,16 +332,28 @@ func (s *Store) RaiseNextID(id uint32) error {
 
 // Put writes updated job records durably.
 func (s *Store) Put(jobs ...*Job) error {
+	return s.put(jobs, 0, nil)
+}
+
+// put is Put; with more, what more sets (size bytes about) is written in
+// the same transaction.
+func (s *Store) put(jobs []*Job, size int64, more func(txn *badger.Txn) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	recs, hists, size := s.encodePut(jobs)
-	return s.commit(size, func(txn *badger.Txn) error {
+	recs, hists, n := s.encodePut(jobs)
+	return s.commit(size+n, func(txn *badger.Txn) error {
 		for i, j := range jobs {
 			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
 				return err
 			}
 		}
-		return s.historyTxn(txn, jobs, hists)
+		if err := s.historyTxn(txn, jobs, hists); err != nil {
+			return err
+		}
+		if more != nil {
+			return more(txn)
+		}
+		return nil
 	})
 }
 

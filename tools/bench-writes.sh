@@ -31,12 +31,7 @@ KEY=/etc/munge/munge.key
 OURS_PORT=$((PORT + 17)) REAL_PORT=$((PORT + 27))
 BIN=${BIN:-}
 
-under_shared "$DIR" || die "DIR $DIR must be under $SHARED (the trixie root must see it)"
-[ -s "$KEY" ] || die "no $KEY (run 'make setup')"
-[ -x /opt/slurm-roots/trixie/usr/sbin/slurmctld ] || die "no Slurm 24.11 root (run 'make setup')"
-for p in $OURS_PORT $REAL_PORT; do
-	if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then die "port $p is in use (set PORT=...)"; fi
-done
+pair_check "$DIR" "$KEY" $OURS_PORT $REAL_PORT
 ulimit -n 65536 2>/dev/null || true
 if [ -z "$BIN" ]; then
 	BIN=$ROOT/bin/slurm-frontend
@@ -44,17 +39,8 @@ if [ -z "$BIN" ]; then
 fi
 
 OURS_PID= REAL_STARTED=
-cleanup() {
-	set +e
-	[ -n "$OURS_PID" ] && kill -TERM "$OURS_PID" 2>/dev/null && wait "$OURS_PID" 2>/dev/null
-	[ -n "$REAL_STARTED" ] && "$TOOLS/real-slurmctld.sh" stop "$DIR/real" >/dev/null 2>&1
-	log "stopped what was started"
-}
-trap cleanup EXIT
+trap pair_cleanup EXIT
 
-if [ -s "$DIR/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$DIR/real/slurmctld.pid")" ]; then
-	die "a slurmctld from an earlier run is still up in $DIR/real (tools/real-slurmctld.sh stop $DIR/real)"
-fi
 rm -rf "$DIR/ours-state" "$DIR/real" "$DIR"/*.json "$DIR"/*.txt
 mkdir -p "$DIR"
 BIN=$(private_bin "$BIN" "$DIR")

@@ -59,3 +59,29 @@ private_bin() {
 	if [ -x "$1-shim" ]; then cp "$1-shim" "$2/slurm-frontend-shim" || return; fi
 	echo "$2/slurm-frontend.bin"
 }
+
+# Benches of this server beside a real slurmctld 24.11 (bench-writes.sh,
+# bench-bulk.sh) share their set-up. pair_check DIR KEY PORT...: what
+# they need is there, the ports are free, and no slurmctld of an earlier
+# run is up in DIR/real. pair_cleanup (their EXIT trap) stops what they
+# started: OURS_PID, and the real one if REAL_STARTED (TOOLS, DIR set).
+pair_check() {
+	local dir=$1 key=$2 p
+	shift 2
+	under_shared "$dir" || die "DIR $dir must be under $SHARED (the trixie root must see it)"
+	[ -s "$key" ] || die "no $key (run 'make setup')"
+	[ -x /opt/slurm-roots/trixie/usr/sbin/slurmctld ] || die "no Slurm 24.11 root (run 'make setup')"
+	for p in "$@"; do
+		if (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then die "port $p is in use (set PORT=...)"; fi
+	done
+	if [ -s "$dir/real/slurmctld.pid" ] && [ -d /proc/"$(cat "$dir/real/slurmctld.pid")" ]; then
+		die "a slurmctld from an earlier run is still up in $dir/real (tools/real-slurmctld.sh stop $dir/real)"
+	fi
+}
+
+pair_cleanup() {
+	set +e
+	[ -n "${OURS_PID:-}" ] && kill -TERM "$OURS_PID" 2>/dev/null && wait "$OURS_PID" 2>/dev/null
+	[ -n "${REAL_STARTED:-}" ] && "$TOOLS/real-slurmctld.sh" stop "$DIR/real" >/dev/null 2>&1
+	log "stopped what was started"
+}

@@ -78,10 +78,23 @@ func TestGroupCommit(t *testing.T) {
 // submitHeld submits a held batch job through the controller, as sbatch
 // --hold does, and returns its ID.
 func submitHeld(t *testing.T, c *Controller) uint32 {
-	const v = codec.V24_11
+	d := testJobDesc()
+	d.Priority = 0 // held: nothing runs
+	return submitDesc(t, c, &d)
+}
+
+// testJobDesc is a root's job: a one-line script in /tmp.
+func testJobDesc() codec.JobDesc {
 	d := codec.NewJobDesc()
 	d.Script, d.Environment, d.UserID, d.GroupID, d.WorkDir = "#!/bin/sh\ntrue\n", []string{"PATH=/bin"}, 0, 0, "/tmp"
-	d.Priority = 0 // held: nothing runs
+	return d
+}
+
+// submitDesc submits d (24.11) through the controller and returns the
+// job's ID, failing t on a refusal.
+func submitDesc(t *testing.T, c *Controller, d *codec.JobDesc) uint32 {
+	t.Helper()
+	const v = codec.V24_11
 	w := codec.Writer{}
 	d.Encode(&w, v)
 	rep := c.Slow(&Request{Version: v, MsgType: codec.REQUEST_SUBMIT_BATCH_JOB, Body: w.B})

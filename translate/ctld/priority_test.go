@@ -82,18 +82,13 @@ PartitionName=high Nodes=n[1-4] PriorityJobFactor=4 State=UP
 	const v = codec.V24_11
 	submit := func(part string, nodes, tasks uint32) uint32 {
 		t.Helper()
-		d := codec.NewJobDesc()
-		d.Script, d.Environment, d.UserID, d.GroupID, d.WorkDir = "#!/bin/sh\ntrue\n", []string{"PATH=/bin"}, 0, 0, "/tmp"
+		d := testJobDesc()
 		d.Partition, d.MinNodes, d.NumTasks = part, nodes, tasks
-		w := codec.Writer{}
-		d.Encode(&w, v)
-		rep := c.Slow(&Request{Version: v, MsgType: codec.REQUEST_SUBMIT_BATCH_JOB, Body: w.B})
-		var resp codec.SubmitResponse
-		r := codec.NewReader(rep.Body)
-		if err := resp.Decode(&r, v); err != nil || rep.MsgType != codec.RESPONSE_SUBMIT_BATCH_JOB {
-			t.Fatalf("submit: type %d: %v", rep.MsgType, err)
+		id := submitDesc(t, c, &d)
+		if id == 0 {
+			t.FailNow() // refused (reported)
 		}
-		return resp.StepID.JobID
+		return id
 	}
 	small := submit("low", 1, 1)   // js (1/4 + 1/32)/2 = 0.140625 → 140.625; part 1/4 → 500
 	large := submit("high", 4, 32) // js (4/4 + 32/32)/2 = 1 → 1000; part 1 → 2000
