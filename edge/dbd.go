@@ -66,11 +66,12 @@ const dbdIdle = 15 * time.Minute
 
 // NewDBDServer listens on addr.
 func NewDBDServer(addr string, h AccountingHandler, auth Authenticator, log Logger) (*DBDServer, error) {
-	l, err := net.Listen("tcp", addr)
+	s := &DBDServer{h: h, auth: auth, log: log, open: map[net.Conn]bool{}}
+	l, err := listenWait(addr, portWait, s.logf)
 	if err != nil {
 		return nil, err
 	}
-	s := &DBDServer{h: h, auth: auth, log: log, l: l, open: map[net.Conn]bool{}}
+	s.l = l
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil

@@ -54,7 +54,7 @@ func NewNodeServer(eps []NodeEndpoint, h NodeHandler, auth Authenticator, signer
 	s := &NodeServer{h: h, auth: auth, signer: signer, log: log, served: map[string]bool{}}
 	bound := 0
 	for _, ep := range eps {
-		l, err := net.Listen("tcp", ep.Addr.String())
+		l, err := listenWait(ep.Addr.String(), time.Second, s.logf)
 		if err != nil {
 			s.logf("node %s: cannot listen on %v: %v (steps cannot use it)", ep.Name, ep.Addr, err)
 			continue

@@ -178,7 +178,7 @@ func (s *Server) Open() int64 { return s.open.Load() }
 func (s *Server) Run() error {
 	// Bind once ourselves first so "address in use" is a clear,
 	// synchronous error rather than a log line from inside gnet.
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := listenWait(s.cfg.Addr, portWait, s.logf)
 	if err != nil {
 		s.ready <- err
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -39,12 +40,13 @@ var batchCluster = strings.Replace(fakeCluster, "GresTypes=gpu\n", "GresTypes=gp
 // bside is one controller (ours or a real one) seen through one release's
 // clients, with a fresh working directory under sharedDir.
 type bside struct {
-	name string
-	rel  string
-	r    runner // root, in dir
-	dir  string
-	real bool
-	logs func() string
+	name  string
+	rel   string
+	r     runner // root, in dir
+	dir   string
+	real  bool
+	logs  func() string
+	spool string // where our engine's jobs live ("" on real Slurm)
 
 	mu   sync.Mutex
 	jobs []string // ids this side submitted
@@ -61,7 +63,7 @@ func (s *bside) logTail() string {
 // cancelled at the end of the test (before the server stops).
 func oursSide(t *testing.T, f *frontend, rel string) *bside {
 	dir := workDir(t, "batch-")
-	s := &bside{name: "slurm-frontend", rel: rel, r: f.as(t).in(dir), dir: dir, logs: f.Logs}
+	s := &bside{name: "slurm-frontend", rel: rel, r: f.as(t).in(dir), dir: dir, logs: f.Logs, spool: f.stateDir}
 	t.Cleanup(func() { s.cancelMine(t) })
 	return s
 }
@@ -92,7 +94,7 @@ func onOurs(t *testing.T, scenario func(*testing.T, *bside)) {
 func (s *bside) with(t *testing.T) *bside {
 	r := s.r
 	r.t = t
-	return &bside{name: s.name, rel: s.rel, r: r, dir: s.dir, real: s.real, logs: s.logs}
+	return &bside{name: s.name, rel: s.rel, r: r, dir: s.dir, real: s.real, logs: s.logs, spool: s.spool}
 }
 
 var submittedRe = regexp.MustCompile(`^Submitted batch job (\d+)\n$`)
@@ -168,24 +170,50 @@ func (s *bside) waitDone(t *testing.T, id string, d time.Duration) (string, stri
 	t.Helper()
 	st, reason, ok := s.waitState(t, id, d, func(st, _ string) bool { return !activeStates[st] })
 	if !ok {
-		t.Fatalf("%s: job %s still %s (%s) after %v\n%s\n%s", s.name, id, st, reason, d, s.logTail(), jobProcs(s.dir))
+		t.Fatalf("%s: job %s still %s (%s) after %v\n%s\n%s", s.name, id, st, reason, d, s.logTail(), jobProcs(cmp.Or(s.spool, s.dir)))
 	}
 	return st, reason
 }
 
-// jobProcs lists the processes of the embedded engine's jobs (shims,
-// container runtimes, anything in dir) with where each one waits: what a
-// job that does not end is stuck on.
+// jobProcs lists the processes of the embedded engine's jobs under dir
+// (shims, container runtimes, and their descendants, which need not name
+// dir) with where each one waits, and the ends of their shims' logs: what
+// a job that does not end is stuck on.
 func jobProcs(dir string) string {
 	out, _ := exec.Command("ps", "-eo", "pid,ppid,user,stat,wchan:32,etime,args").Output()
 	lines := strings.Split(string(out), "\n")
+	ours := map[string]bool{}
+	var logs []string
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 2 && strings.Contains(l, dir) {
+			ours[f[0]] = true
+			if i := slices.Index(f, "run"); i > 0 && i+1 < len(f) && strings.HasSuffix(f[i-1], "shim") {
+				logs = append(logs, filepath.Join(f[i+1], "shim.log"))
+			}
+		}
+	}
+	for grew := true; grew; { // descendants, whatever the pid order
+		grew = false
+		for _, l := range lines[1:] {
+			if f := strings.Fields(l); len(f) > 2 && ours[f[1]] && !ours[f[0]] {
+				ours[f[0]], grew = true, true
+			}
+		}
+	}
 	keep := lines[:1]
 	for _, l := range lines[1:] {
-		if strings.Contains(l, "shim") || strings.Contains(l, "crun") || strings.Contains(l, dir) {
+		if f := strings.Fields(l); len(f) > 2 && ours[f[0]] {
 			keep = append(keep, l)
 		}
 	}
-	return "processes:\n" + strings.Join(keep, "\n")
+	var b strings.Builder
+	b.WriteString("processes:\n" + strings.Join(keep, "\n"))
+	for _, p := range logs {
+		if data, err := os.ReadFile(p); err == nil {
+			fmt.Fprintf(&b, "\n%s (last lines):\n%s", p, lastLines(string(data), 10))
+		}
+	}
+	return b.String()
 }
 
 // showJob returns the fields of `scontrol show job ID` (one record).

@@ -1,0 +1,32 @@
+package edge
+
+import (
+	"errors"
+	"net"
+	"syscall"
+	"time"
+)
+
+// portWait is how long a listener waits for its port while it is in
+// use. A stock Slurm client whose connection is refused (the server
+// restarting) binds a random source port of 1025-65535 for its retry
+// (_sock_bind_wild in Slurm's slurm_protocol_socket.c), so amid retrying
+// clients one of them may hold the server's own port for a moment;
+// slurmctld then fails to start, which systemd's Restart= papers over.
+const portWait = 10 * time.Second
+
+// listenWait listens on addr, retrying while the port is in use for up
+// to wait; logf is told once when it has to wait.
+func listenWait(addr string, wait time.Duration, logf func(string, ...any)) (net.Listener, error) {
+	deadline := time.Now().Add(wait)
+	for told := false; ; told = true {
+		l, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return l, err
+		}
+		if !told && logf != nil {
+			logf("%s is in use (a client's source port while it retries, or another program): retrying for up to %v", addr, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
