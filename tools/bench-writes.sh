@@ -4,7 +4,11 @@
 # measured by the same generator in one run (targets interleaved per
 # point), then the mixed storm (squeue pollers, submitters, cancellers) at
 # the same points, then squeue alone over the queue the storm left (the
-# read-only p99 to set beside the storm's JOB_INFO p99). slurm-frontend acknowledges a job only once it is on
+# read-only p99 to set beside the storm's JOB_INFO p99). The sbatch storm
+# also measures the null server (bench null: accept, read, canned held-job
+# reply, close), the ceiling of this machine and generator, so that a
+# ratio to the real slurmctld can be read against what is possible at all.
+# slurm-frontend acknowledges a job only once it is on
 # disk (a synchronous store write per batch of concurrent submissions);
 # slurmctld saves its state periodically.
 #
@@ -12,7 +16,7 @@
 #
 # Knobs: SWEEP (concurrent submitters, default 1,16,64), DURATION (5s),
 # WARMUP (1s), REPEAT (3: the median of three), PORT (base, default 27800:
-# ours PORT+17, real PORT+27), DIR (under /srv/slurm-frontend, default
+# ours PORT+17, real PORT+27, null PORT+37), DIR (under /srv/slurm-frontend, default
 # /srv/slurm-frontend/bench-writes), BIN, OUT (default ./bench-writes ->
 # .html and .json).
 set -euo pipefail
@@ -28,17 +32,17 @@ PORT=${PORT:-27800}
 DIR=${DIR:-$SHARED/bench-writes}
 OUT=${OUT:-$PWD/bench-writes}
 KEY=/etc/munge/munge.key
-OURS_PORT=$((PORT + 17)) REAL_PORT=$((PORT + 27))
+OURS_PORT=$((PORT + 17)) REAL_PORT=$((PORT + 27)) NULL_PORT=$((PORT + 37))
 BIN=${BIN:-}
 
-pair_check "$DIR" "$KEY" $OURS_PORT $REAL_PORT
+pair_check "$DIR" "$KEY" $OURS_PORT $REAL_PORT $NULL_PORT
 ulimit -n 65536 2>/dev/null || true
 if [ -z "$BIN" ]; then
 	BIN=$ROOT/bin/slurm-frontend
 	build_bin "$BIN"
 fi
 
-OURS_PID= REAL_STARTED=
+OURS_PID= NULL_PID= REAL_STARTED=
 trap pair_cleanup EXIT
 
 rm -rf "$DIR/ours-state" "$DIR/real" "$DIR"/*.json "$DIR"/*.txt
@@ -60,11 +64,17 @@ MUNGED_PID=$(cat /run/munge/munged.pid 2>/dev/null || true)
 real_target="real=127.0.0.1:$REAL_PORT,pid=$REAL_PID"
 [ -n "$MUNGED_PID" ] && real_target+=",aux=munged:$MUNGED_PID"
 targets=(--target "ours=127.0.0.1:$OURS_PORT,pid=$OURS_PID" --target "$real_target")
+log "starting the null server on $NULL_PORT"
+"$BIN" bench null --listen 127.0.0.1:$NULL_PORT >"$DIR/null.log" 2>&1 &
+NULL_PID=$!
+wait_port $NULL_PORT $NULL_PID "null server"
 
 files=()
 for wl in sbatch storm squeue; do
 	log "$wl: sweep $SWEEP, $DURATION per run, median of $REPEAT"
-	"$BIN" bench run "${targets[@]}" --workload $wl --sweep "$SWEEP" --duration "$DURATION" --warmup "$WARMUP" \
+	extra=()
+	[ $wl = sbatch ] && extra=(--target "null=127.0.0.1:$NULL_PORT,pid=$NULL_PID")
+	"$BIN" bench run "${targets[@]}" "${extra[@]}" --workload $wl --sweep "$SWEEP" --duration "$DURATION" --warmup "$WARMUP" \
 		--repeat "$REPEAT" --munge-key "$KEY" --label "$wl" --json "$DIR/$wl.json" >"$DIR/$wl.txt"
 	files+=("$DIR/$wl.json")
 done

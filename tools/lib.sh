@@ -64,7 +64,8 @@ private_bin() {
 # bench-bulk.sh) share their set-up. pair_check DIR KEY PORT...: what
 # they need is there, the ports are free, and no slurmctld of an earlier
 # run is up in DIR/real. pair_cleanup (their EXIT trap) stops what they
-# started: OURS_PID, and the real one if REAL_STARTED (TOOLS, DIR set).
+# started: OURS_PID, NULL_PID (a null server), and the real one if
+# REAL_STARTED (TOOLS, DIR set).
 pair_check() {
 	local dir=$1 key=$2 p
 	shift 2
@@ -82,6 +83,7 @@ pair_check() {
 pair_cleanup() {
 	set +e
 	[ -n "${OURS_PID:-}" ] && kill -TERM "$OURS_PID" 2>/dev/null && wait "$OURS_PID" 2>/dev/null
+	[ -n "${NULL_PID:-}" ] && kill -TERM "$NULL_PID" 2>/dev/null && wait "$NULL_PID" 2>/dev/null
 	[ -n "${REAL_STARTED:-}" ] && "$TOOLS/real-slurmctld.sh" stop "$DIR/real" >/dev/null 2>&1
 	log "stopped what was started"
 }
