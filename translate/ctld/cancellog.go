@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -56,21 +57,37 @@ func endedEntry(old *jobEntry, d *cancelEnd) *jobEntry {
 // bulkCancel of them, and takes them out of its writes (c.mu held). A
 // failed log leaves them to be written one by one.
 func (c *Controller) logCancels(b *killBatch) {
-	var ids []uint32
+	ids := make([]uint32, 0, len(b.cold))
+	for _, e := range b.cold {
+		ids = append(ids, e.id)
+	}
 	for _, p := range b.puts {
 		if p.logable() {
 			ids = append(ids, p.j.ID)
 		}
 	}
-	if len(ids) < bulkCancel {
-		return
+	var seq uint64
+	err := errTooFew
+	if len(ids) >= bulkCancel {
+		if seq, err = c.opt.Store.LogCancels(ids, b.now, b.uid); err != nil {
+			c.logf("bulk cancel of %d jobs: %v; writing them one by one", len(ids), err)
+		}
 	}
-	seq, err := c.opt.Store.LogCancels(ids, b.now, b.uid)
 	if err != nil {
-		c.logf("bulk cancel of %d jobs: %v; writing them one by one", len(ids), err)
+		// Written one by one: the cold ones read and changed now.
+		for _, e := range b.cold {
+			j := b.cancelled(e)
+			b.put(e, &j, true)
+		}
+		b.cold = nil
 		return
 	}
 	d := &cancelEnd{seq: seq, at: b.now, uid: b.uid}
+	for _, e := range b.cold {
+		c.swapEntry(e, endedEntry(e, d))
+		c.counters.canceled.Add(1)
+	}
+	b.cold = nil
 	rest := b.puts[:0]
 	for _, p := range b.puts {
 		if !p.logable() {
@@ -87,6 +104,9 @@ func (c *Controller) logCancels(b *killBatch) {
 	slices.Sort(ids)
 	go c.materialize(d, ids)
 }
+
+// errTooFew: fewer than bulkCancel cancels, written one by one.
+var errTooFew = errors.New("too few to log")
 
 // logable: a pending job cancelled whole, once, in the batch (its new
 // record is its old one with the cancel applied).

@@ -1,6 +1,8 @@
 package ctld
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +117,44 @@ type killBatch struct {
 	// failed are the pending jobs whose cancel the store refused: they
 	// stay pending.
 	failed map[uint32]bool
+	// cold are cold pending jobs cancelled whole (coldCancel), in
+	// ascending ID order: known from their entries alone, so neither
+	// read nor copied, for a bulk cancel to log (logCancels); fewer
+	// than bulkCancel become puts.
+	cold []*jobEntry
+}
+
+// coldCancel takes e's cancel, if e is a cold pending job (its record,
+// by keepCold: held, no session, no array tasks, no deadline) the batch
+// has not touched, in ascending ID order, and the batch ends jobs: what
+// killLocked would do to its record is then known without reading it.
+func (b *killBatch) coldCancel(e *jobEntry) bool {
+	if b.sig != 9 || e.hot != nil || e.store == nil || e.ended != nil || !e.pending() {
+		return false
+	}
+	if n := len(b.cold); n > 0 && b.cold[n-1].id >= e.id {
+		return false
+	}
+	if _, ok := b.putAt[e.id]; ok {
+		return false
+	}
+	b.cold = append(b.cold, e)
+	b.changed = true
+	return true
+}
+
+// inCold reports whether e's cancel is among the batch's cold ones.
+func (b *killBatch) inCold(e *jobEntry) bool {
+	_, ok := slices.BinarySearchFunc(b.cold, e.id, func(x *jobEntry, id uint32) int { return cmp.Compare(x.id, id) })
+	return ok
+}
+
+// cancelled is e's record with the batch's cancel of a pending job
+// applied (killLocked's change).
+func (b *killBatch) cancelled(e *jobEntry) state.Job {
+	j := *b.cr.view(e)
+	j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, b.now, b.now
+	return j
 }
 
 // killPut is a record a kill changed, to be written.
@@ -144,6 +184,9 @@ func (b *killBatch) put(e *jobEntry, j *state.Job, pending bool) {
 func (b *killBatch) current(e *jobEntry) state.Job {
 	if i, ok := b.putAt[e.id]; ok {
 		return b.puts[i].j
+	}
+	if len(b.cold) > 0 && b.inCold(e) {
+		return b.cancelled(e)
 	}
 	return *b.cr.view(e)
 }

@@ -177,6 +177,11 @@ func jobStep(j *state.Job) codec.KillJobsStep {
 	return st
 }
 
+// entryStep is jobStep of e's job, from the entry.
+func entryStep(e *jobEntry) codec.KillJobsStep {
+	return jobStep(&state.Job{ID: e.id, ArrayJobID: e.arrayJobID, ArrayTaskID: e.arrayTaskID})
+}
+
 // isArrayRecord reports whether j is an array's own record (the one
 // holding its pending tasks, or, once all started, the last task).
 func isArrayRecord(j *state.Job) bool {
@@ -343,6 +348,12 @@ func (k *kjRun) signalAll() {
 	one := func(id uint32, tasks *arrayRange, st *codec.KillJobsStep) {
 		e := c.entry(id)
 		if e == nil {
+			return
+		}
+		if st == nil && k.b.coldCancel(e) {
+			// A cold pending job cancelled whole: its answer from the
+			// entry, its record left unread (a bulk cancel logs it).
+			k.signalled = append(k.signalled, &kjSignalled{res: kjResult(codec.SLURM_SUCCESS, "", entryStep(e), e.id)})
 			return
 		}
 		jj := k.b.current(e)

@@ -525,3 +525,52 @@ func TestKillManyJobs(t *testing.T) {
 		t.Errorf("history: %d runs, %d cancelled by uid 1000; want %d", runs, by, n)
 	}
 }
+
+// TestKillColdJobsInAnyOrder: held jobs (kept cold, their records left
+// in the store) cancelled by id in any order, one of them twice, are
+// answered and written as one by one: the repeat is already done, and
+// each record says CANCELLED before the answer (fewer than bulkCancel
+// are not logged).
+func TestKillColdJobsInAnyOrder(t *testing.T) {
+	cfg := fakeCluster(t, "slurm-24.11")
+	store, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	now := time.Now().Unix()
+	for id := uint32(1); id <= 4; id++ {
+		if err := store.Put(&state.Job{ID: id, ArrayTaskID: codec.NoVal, Name: "h", UserID: 1000, GroupID: 1000, Partition: "cpu",
+			State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER, HeldBy: 2, SubmitTime: now, TimeLimit: codec.NoVal,
+			MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := controllerWith(t, cfg, store)
+	m := kjReq("3", "1", "3", "2")
+	m.Flags |= codec.KillJobsVerbose
+	got := killJobsAnswer(t, c, uint32(codec.V24_11), 1000, m)
+	want := []string{"3: 0", "1: 0", "3: 2021 Job/step already completing or completed", "2: 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("answer:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	jobs, err := store.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		wantSt := uint32(codec.JOB_CANCELLED)
+		if j.ID == 4 {
+			wantSt = codec.JOB_PENDING
+		}
+		if j.State != wantSt || (wantSt == codec.JOB_CANCELLED && j.EndTime == 0) {
+			t.Errorf("stored job %d: state %s, end %d", j.ID, codec.JobStateString(j.State), j.EndTime)
+		}
+		if st := jobState(c, j.ID); st != codec.JobStateString(wantSt) {
+			t.Errorf("job %d shows %s", j.ID, st)
+		}
+	}
+	if n, _ := store.CancelLogs(); len(n) != 0 {
+		t.Errorf("%d cancel logs for 3 jobs", len(n))
+	}
+}
