@@ -83,7 +83,11 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 	}
 	seen := map[uint32]kept{}
 	add := func(d *codec.DBDJob) {
-		if k, ok := seen[d.JobID]; ok && !dup {
+		if k, ok := seen[d.JobID]; ok && k.submit == d.Submit && k.start == d.Start {
+			// The same run, live and written since (lives are taken
+			// first): the history's, newer, stays.
+			return
+		} else if ok && !dup {
 			if k.submit > d.Submit && k.start > d.Start {
 				return
 			}
@@ -95,6 +99,46 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 	noSteps := cond.Flags&codec.JobCondNoStep != 0
 	hc.NoSteps = noSteps
 	win := [2]int64{hc.Start, hc.End}
+	// The jobs the history has not yet (pending, running, completing, a
+	// bulk cancel's unwritten), taken before the history is read: a job
+	// whose run is written meanwhile is then found twice (the later
+	// kept), never in neither.
+	c.mu.Lock()
+	type live struct {
+		j         state.Job
+		steps     []*step
+		canceller uint32
+	}
+	var lives []live
+	for _, e := range c.jobs {
+		if e.finished() && e.state&codec.JOB_COMPLETING == 0 && !e.unwritten() {
+			continue // in the history (a bulk cancel's are until written)
+		}
+		j := *e.job()
+		if !hc.Match(&j) || !taskOK(&j) {
+			continue
+		}
+		if codec.JobIsPending(j.State) && (j.Reason == codec.WAIT_PART_NODE_LIMIT || j.Reason == codec.WAIT_PART_CONFIG) {
+			// Queued though too large for its partition (22.05, 26.05):
+			// slurmdbd got its record when it became eligible, before
+			// the partition's limit was applied to it, and a pending
+			// job's record is not sent again (sacct: Partition_Limit).
+			j.TimeLimit = codec.NoVal
+		}
+		var ss []*step
+		if js := c.steps[j.ID]; js != nil {
+			for _, s := range js.live {
+				x := *s
+				ss = append(ss, &x)
+			}
+		}
+		canceller := uint32(codec.NoVal)
+		if e.unwritten() {
+			canceller = e.ended.uid
+		}
+		lives = append(lives, live{j, ss, canceller})
+	}
+	c.mu.Unlock()
 	if c.opt.Store != nil {
 		err := c.opt.Store.History(&hc, func(h *state.HistJob) bool {
 			if taskOK(&h.Job) {
@@ -121,43 +165,6 @@ func (c *Controller) AccountingJobs(uid uint32, cond *codec.JobCond, v uint16) c
 			rc = codec.SLURM_ERROR
 		}
 	}
-	// The jobs the history has not yet: pending, running, completing.
-	c.mu.Lock()
-	type live struct {
-		j         state.Job
-		steps     []*step
-		canceller uint32
-	}
-	var lives []live
-	for _, e := range c.jobs {
-		if e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.ended == nil {
-			continue // in the history (a bulk cancel's are until written)
-		}
-		j := *e.job()
-		if !hc.Match(&j) || !taskOK(&j) {
-			continue
-		}
-		if codec.JobIsPending(j.State) && (j.Reason == codec.WAIT_PART_NODE_LIMIT || j.Reason == codec.WAIT_PART_CONFIG) {
-			// Queued though too large for its partition (22.05, 26.05):
-			// slurmdbd got its record when it became eligible, before
-			// the partition's limit was applied to it, and a pending
-			// job's record is not sent again (sacct: Partition_Limit).
-			j.TimeLimit = codec.NoVal
-		}
-		var ss []*step
-		if js := c.steps[j.ID]; js != nil {
-			for _, s := range js.live {
-				x := *s
-				ss = append(ss, &x)
-			}
-		}
-		canceller := uint32(codec.NoVal)
-		if e.ended != nil {
-			canceller = e.ended.uid
-		}
-		lives = append(lives, live{j, ss, canceller})
-	}
-	c.mu.Unlock()
 	for _, l := range lives {
 		var steps []state.HistStep
 		if !noSteps && c.opt.Store != nil {

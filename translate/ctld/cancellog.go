@@ -3,6 +3,7 @@ package ctld
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/lablup/slurm-frontend/codec"
@@ -31,6 +32,11 @@ type cancelEnd struct {
 	seq uint64
 	at  int64
 	uid uint32
+	// written: the records of its jobs up to this ID are written
+	// (materialize goes in ID order). Their entries are left as they
+	// are, so that no listing chunk is encoded again for a record that
+	// reads the same; they count as written ones (unwritten).
+	written atomic.Uint32
 }
 
 // apply makes j what the cancel made it: killLocked's change to a
@@ -136,6 +142,7 @@ func (c *Controller) materialize(d *cancelEnd, ids []uint32) {
 	delay := time.Second
 	for i := 0; i < len(ids); {
 		n := min(materializeChunk, len(ids)-i)
+		t0 := time.Now()
 		if err := c.materializeChunk(d, ids[i:i+n]); err != nil {
 			if c.opt.Store.Closed() {
 				return
@@ -147,6 +154,9 @@ func (c *Controller) materialize(d *cancelEnd, ids []uint32) {
 		}
 		i += n
 		delay = time.Second
+		// At most half a core: the jobs already show cancelled, and
+		// readers (squeue pollers) should not pay for the writing.
+		time.Sleep(time.Since(t0))
 	}
 	for {
 		err := c.opt.Store.DropCancelLog(d.seq)
@@ -163,7 +173,6 @@ func (c *Controller) materializeChunk(d *cancelEnd, ids []uint32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var cr coldReader
-	var es []*jobEntry
 	var jobs []*state.Job
 	for _, id := range ids {
 		e := c.entry(id)
@@ -171,19 +180,14 @@ func (c *Controller) materializeChunk(d *cancelEnd, ids []uint32) error {
 			continue
 		}
 		j := *cr.view(e) // the cancel applied
-		es, jobs = append(es, e), append(jobs, &j)
+		jobs = append(jobs, &j)
 		c.opt.Store.NoteJobEnd(id, d.uid, 0, 0, 0, 0)
 	}
 	cr.close()
 	if err := c.opt.Store.PutCancelled(d.seq, ids[len(ids)-1], jobs...); err != nil {
 		return err
 	}
-	for k, e := range es {
-		c.replace(e, jobs[k]) // written: a plain entry again (cold)
-	}
-	if len(es) > 0 {
-		c.rebuildSoon()
-	}
+	d.written.Store(ids[len(ids)-1])
 	return nil
 }
 
@@ -220,6 +224,7 @@ func (c *Controller) recoverCancels() (func(), error) {
 				ids = append(ids, id)
 			}
 		}
+		slices.Sort(ids) // materialize goes in ID order
 		c.logf("bulk cancel of %d jobs by uid %d: %d records still to write", len(l.IDs), l.UID, len(ids))
 		work = append(work, todoCancel{d, ids})
 	}

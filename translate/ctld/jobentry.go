@@ -138,6 +138,10 @@ func (e *jobEntry) fallback(j *state.Job) {
 		State: e.state, Priority: e.priority, UserID: e.userID, EndTime: e.endTime}
 }
 
+// unwritten: cancelled by a bulk cancel whose log still holds the job
+// (its record and accounting record not yet written).
+func (e *jobEntry) unwritten() bool { return e.ended != nil && e.id > e.ended.written.Load() }
+
 // pending/finished without reading the job.
 func (e *jobEntry) pending() bool  { return codec.JobIsPending(e.state) }
 func (e *jobEntry) finished() bool { return codec.JobIsFinished(e.state) }

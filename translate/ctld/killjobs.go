@@ -309,6 +309,17 @@ func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobI
 	if !k.f.specific && k.f.rejects(e) {
 		return // no answer for it, and no read of a cold record
 	}
+	if filter == nil && !k.f.specific && k.f.entryDecides() && e.hot == nil && e.ended == nil && e.pending() &&
+		(k.uid == e.userID || k.c.isOperator(k.uid)) {
+		// A cold pending job (no array tasks of its own, keepCold)
+		// that rejects let through matches: selected unread.
+		if e.arrayJobID != 0 && e.arrayJobID == e.id && e.arrayTaskID == codec.NoVal {
+			k.leaders = append(k.leaders, e.id)
+		} else {
+			k.others = append(k.others, e.id)
+		}
+		return
+	}
 	j := k.b.cr.view(e) // a cold one: the reader's scratch, read again when signalled
 	if code, msg, ok := k.f.match(j); !ok {
 		if k.f.specific {
@@ -437,6 +448,14 @@ func orNull(s string) string {
 		return "(null)"
 	}
 	return s
+}
+
+// entryDecides reports whether rejects is the whole of match: no filter
+// but the state and the user is given.
+func (f *kjFilter) entryDecides() bool {
+	m := f.m
+	return !f.given(m.Account, 0) && !f.given(m.JobName, 2) && !f.given(m.Partition, 3) && !f.given(m.QOS, 4) &&
+		!f.given(m.Reservation, 5) && !f.given(m.Wckey, 7) && !f.given(m.Nodelist, 8)
 }
 
 // rejects reports whether the filters exclude the job from what its

@@ -1067,7 +1067,7 @@ func (c *Controller) purgeFinished(now int64) bool {
 		return false // MinJobAge=0 keeps jobs, as slurmctld
 	}
 	old := func(e *jobEntry) bool {
-		return e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age && e.ended == nil
+		return e.finished() && e.state&codec.JOB_COMPLETING == 0 && e.endTime > 0 && now-e.endTime > age && !e.unwritten()
 	}
 	if !slices.ContainsFunc(c.jobs, old) {
 		return false
