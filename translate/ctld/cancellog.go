@@ -14,7 +14,9 @@ import (
 // --partition) is acknowledged once one record naming them is on disk
 // (state.Store.LogCancels); each job's entry shows it cancelled at once
 // (jobEntry.ended), and its record and accounting record are written
-// afterwards, a chunk at a time (materialize). Writing 100,000 records
+// afterwards, a chunk at a time at half a core (materialize). Held jobs
+// kept cold are cancelled without their records being read at all
+// (killBatch.coldCancel). Writing 100,000 records
 // and their history before answering took seconds; slurmctld answers at
 // once and saves its state later, without our durability.
 
