@@ -16,13 +16,19 @@ import (
 const portWait = 10 * time.Second
 
 // listenWait listens on addr, retrying while the port is in use for up
-// to wait; logf is told once when it has to wait.
+// to wait; logf is told once when it has to wait. A port another program
+// listens on (a connection to it is taken) fails at once: only a socket
+// that does not listen, a client's, is waited for.
 func listenWait(addr string, wait time.Duration, logf func(string, ...any)) (net.Listener, error) {
 	deadline := time.Now().Add(wait)
 	for told := false; ; told = true {
 		l, err := net.Listen("tcp", addr)
 		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
 			return l, err
+		}
+		if c, derr := net.DialTimeout("tcp", addr, 200*time.Millisecond); derr == nil {
+			c.Close()
+			return nil, err
 		}
 		if !told && logf != nil {
 			logf("%s is in use (a client's source port while it retries, or another program): retrying for up to %v", addr, wait)

@@ -44,9 +44,18 @@ func TestListenWaitsForAClientsSourcePort(t *testing.T) {
 	require.Equal(t, 1, told, "the wait is logged once")
 
 	fd = clientBound(t, port)
-	defer unix.Close(fd)
 	start := time.Now()
 	_, err = listenWait(addr, 200*time.Millisecond, nil)
 	require.True(t, errors.Is(err, syscall.EADDRINUSE), "a port held past the wait is an error: %v", err)
 	require.Less(t, time.Since(start), 2*time.Second)
+	unix.Close(fd)
+
+	// Another program listening there: no wait.
+	other, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	defer other.Close()
+	start = time.Now()
+	_, err = listenWait(addr, 5*time.Second, nil)
+	require.True(t, errors.Is(err, syscall.EADDRINUSE), "a port another program listens on: %v", err)
+	require.Less(t, time.Since(start), time.Second, "a listening program is not waited for")
 }

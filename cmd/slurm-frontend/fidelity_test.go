@@ -66,6 +66,9 @@ var fidelityRaces = []struct {
 	{fidBegin, func(s string) string {
 		return fidJ12Begin.ReplaceAllString(s, "${1}None")
 	}},
+	{fidRequeueLimit, func(s string) string {
+		return fidJ5Limit.ReplaceAllString(s, "${1}UNLIMITED")
+	}},
 	{fidTerm, func(s string) string {
 		if strings.Contains(s, "JobState=CANCELLED") {
 			s = strings.ReplaceAll(s, "ExitCode=143:0", "ExitCode=0:15")
@@ -77,6 +80,10 @@ var fidelityRaces = []struct {
 // fidTermBatch is sacct's line of a cancelled job's batch step whose
 // shell exited 143 (FAILED, 15:0 as slurmdbd records it).
 var fidTermBatch = regexp.MustCompile(`(?m)^(\s*J\d+\.batch\s+batch )    FAILED(\s+)15:0`)
+
+// fidJ5Limit is the time limit on sacct's parsable line of J5, the job
+// the session requeues while it runs and then cancels pending.
+var fidJ5Limit = regexp.MustCompile(`(?m)^(J5\|[^\n]*\|CANCELLED by \d+\|[^|\n]*\|)Partition_Limit$`)
 
 // fidJ12Begin is BeginTime on a listing line of J12, the --begin job the
 // session holds and releases.
@@ -123,10 +130,11 @@ func fidelityRaceWhy(a, b string) string {
 }
 
 const (
-	fidBackfill = "which of slurmctld's two schedulers starts a job is a race in the real controller: one its backfill scheduler starts shows Scheduler=Backfill, no AccrueTime and a TimeLimit of 365 days (a root job released, a throttled array task), one its main scheduler starts shows what ours does (Scheduler=Main, UNLIMITED); both were seen in runs of the same session"
-	fidRuns     = "the order of one array's tasks or one het job's components whose priority, partition and state tie: squeue keeps the controller's order for them, which the real controller does not keep from run to run (24.11 listed a het job's failed components +2 before +1 once, +1 before +2 in other runs; 22.05 and 26.05 listed a released array's split tasks newest first in some runs, oldest first in others); Slurm promises no order for them, ours is the order they were made"
-	fidTerm     = "how a cancelled running batch job's shell ends is a race in the real slurmstepd, which sends SIGTERM to the job's processes one by one: the shell killed by it (ExitCode 0:15; sacct's batch step CANCELLED 0:15), or, when its child (sleep) got it first, the shell exiting 143 before its own arrived (ExitCode 143:0; batch step FAILED 15:0); 22.05 gave the second once, the first in every other run"
-	fidBegin    = "after the release of a --begin job (reason None), when the real controller's scheduler next looks at it (BeginTime again) is a race: 24.11 kept None through the session, 26.05 showed BeginTime in one run and None in others"
+	fidBackfill     = "which of slurmctld's two schedulers starts a job is a race in the real controller: one its backfill scheduler starts shows Scheduler=Backfill, no AccrueTime and a TimeLimit of 365 days (a root job released, a throttled array task), one its main scheduler starts shows what ours does (Scheduler=Main, UNLIMITED); both were seen in runs of the same session"
+	fidRuns         = "the order of one array's tasks or one het job's components whose priority, partition and state tie: squeue keeps the controller's order for them, which the real controller does not keep from run to run (24.11 listed a het job's failed components +2 before +1 once, +1 before +2 in other runs; 22.05 and 26.05 listed a released array's split tasks newest first in some runs, oldest first in others); Slurm promises no order for them, ours is the order they were made"
+	fidTerm         = "how a cancelled running batch job's shell ends is a race in the real slurmstepd, which sends SIGTERM to the job's processes one by one: the shell killed by it (ExitCode 0:15; sacct's batch step CANCELLED 0:15), or, when its child (sleep) got it first, the shell exiting 143 before its own arrived (ExitCode 143:0; batch step FAILED 15:0); 22.05 gave the second once, the first in every other run"
+	fidRequeueLimit = "whether slurmdbd has a requeued run's start record (which carries the time limit) when the run is cancelled pending is a race in the real controller: slurmctld resets the job's db_index at the requeue, and the end record of a run it never sent the start of creates the run without a limit (sacct: Partition_Limit); 22.05 showed Partition_Limit for J5 once, its limit in every earlier run"
+	fidBegin        = "after the release of a --begin job (reason None), when the real controller's scheduler next looks at it (BeginTime again) is a race: 24.11 kept None through the session, 26.05 showed BeginTime in one run and None in others"
 )
 
 func fidelityKnownWhy(rel, mode, cmd string) string {
@@ -606,6 +614,12 @@ func TestFidelityRaces(t *testing.T) {
 	ours = "J12 renamed CANCELLED None 5000\nJ5 long CANCELLED BeginTime 1\n"
 	assert.Equal(t, fidBegin, fidelityRaceWhy(real, ours))
 	assert.Empty(t, fidelityRaceWhy(real, strings.Replace(ours, "J5 long CANCELLED BeginTime", "J5 long CANCELLED None", 1)))
+
+	real = "J14_3|arr|slurm||normal|COMPLETED|0:0|UNLIMITED\nJ5|long|slurm||normal|CANCELLED by 64030|0:0|Partition_Limit\n"
+	ours = "J14_3|arr|slurm||normal|COMPLETED|0:0|UNLIMITED\nJ5|long|slurm||normal|CANCELLED by 64030|0:0|UNLIMITED\n"
+	assert.Equal(t, fidRequeueLimit, fidelityRaceWhy(real, ours))
+	assert.Empty(t, fidelityRaceWhy(real, strings.Replace(ours, "64030|0:0|UNLIMITED", "64030|0:0|00:05:00", 1)), "another limit is a difference")
+	assert.Empty(t, fidelityRaceWhy(strings.Replace(real, "J5|", "J6|", 1), strings.Replace(ours, "J5|", "J6|", 1)), "only J5's")
 
 	real = "   JobState=CANCELLED Reason=None Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=143:0\n"
 	ours = "   JobState=CANCELLED Reason=None Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n"
