@@ -31,7 +31,7 @@ func listenWait(addr string, wait time.Duration, logf func(string, ...any)) (net
 			return nil, err
 		}
 		if !told && logf != nil {
-			logf("%s is in use (a client's source port while it retries, or another program): retrying for up to %v", addr, wait)
+			logf("%s is in use, not listened on (a Slurm client's source port while it retries): retrying for up to %v", addr, wait)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

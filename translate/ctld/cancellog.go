@@ -44,7 +44,7 @@ type cancelEnd struct {
 // apply makes j what the cancel made it: killLocked's change to a
 // pending job.
 func (d *cancelEnd) apply(j *state.Job) {
-	j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, d.at, d.at
+	cancelPending(j, d.at)
 }
 
 // endedEntry is old's entry once cancelled by d, its record not yet

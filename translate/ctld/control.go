@@ -129,7 +129,7 @@ type killBatch struct {
 // has not touched, in ascending ID order, and the batch ends jobs: what
 // killLocked would do to its record is then known without reading it.
 func (b *killBatch) coldCancel(e *jobEntry) bool {
-	if b.sig != 9 || e.hot != nil || e.store == nil || e.ended != nil || !e.pending() {
+	if b.sig != 9 || !e.coldPending() {
 		return false
 	}
 	if n := len(b.cold); n > 0 && b.cold[n-1].id >= e.id {
@@ -153,8 +153,15 @@ func (b *killBatch) inCold(e *jobEntry) bool {
 // applied (killLocked's change).
 func (b *killBatch) cancelled(e *jobEntry) state.Job {
 	j := *b.cr.view(e)
-	j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, b.now, b.now
+	cancelPending(&j, b.now)
 	return j
+}
+
+// cancelPending is a pending job's cancel at time at, whether written at
+// once (killLocked) or logged (cancelEnd). slurmctld keeps the pending
+// reason (squeue shows a cancelled held job as CANCELLED JobHeldUser).
+func cancelPending(j *state.Job, at int64) {
+	j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, at, at
 }
 
 // killPut is a record a kill changed, to be written.
@@ -294,9 +301,7 @@ func (c *Controller) killLocked(b *killBatch, e *jobEntry, tasks *arrayRange) (k
 		return killStepsOnly, nil
 	}
 	if codec.JobIsPending(j.State) && j.SessionID == "" {
-		// slurmctld keeps the pending reason (squeue shows a
-		// cancelled held job as CANCELLED JobHeldUser).
-		j.State, j.EndTime, j.StartTime = codec.JOB_CANCELLED, b.now, b.now
+		cancelPending(&j, b.now)
 		if j.ArrayTasks != "" && tasks != nil {
 			// Only some tasks of the pending array record.
 			a, err := parseArray(j.ArrayTasks, maxArrayIndex)

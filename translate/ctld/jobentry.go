@@ -138,6 +138,10 @@ func (e *jobEntry) fallback(j *state.Job) {
 		State: e.state, Priority: e.priority, UserID: e.userID, EndTime: e.endTime}
 }
 
+// coldPending: a pending job kept cold (keepCold: held, no session,
+// deadline or array tasks of its own), not cancelled by a bulk cancel.
+func (e *jobEntry) coldPending() bool { return e.hot == nil && e.ended == nil && e.pending() }
+
 // unwritten: cancelled by a bulk cancel whose log still holds the job
 // (its record and accounting record not yet written).
 func (e *jobEntry) unwritten() bool { return e.ended != nil && e.id > e.ended.written.Load() }

@@ -179,7 +179,9 @@ func jobStep(j *state.Job) codec.KillJobsStep {
 
 // entryStep is jobStep of e's job, from the entry.
 func entryStep(e *jobEntry) codec.KillJobsStep {
-	return jobStep(&state.Job{ID: e.id, ArrayJobID: e.arrayJobID, ArrayTaskID: e.arrayTaskID})
+	var ids state.Job
+	e.fallback(&ids)
+	return jobStep(&ids)
 }
 
 // isArrayRecord reports whether j is an array's own record (the one
@@ -309,11 +311,12 @@ func (k *kjRun) consider(e *jobEntry, filter *codec.KillJobsStep, sp *codec.JobI
 	if !k.f.specific && k.f.rejects(e) {
 		return // no answer for it, and no read of a cold record
 	}
-	if filter == nil && !k.f.specific && k.f.entryDecides() && e.hot == nil && e.ended == nil && e.pending() &&
+	if filter == nil && !k.f.specific && k.f.entryDecides() && e.coldPending() &&
 		(k.uid == e.userID || k.c.isOperator(k.uid)) {
-		// A cold pending job (no array tasks of its own, keepCold)
-		// that rejects let through matches: selected unread.
-		if e.arrayJobID != 0 && e.arrayJobID == e.id && e.arrayTaskID == codec.NoVal {
+		// A cold pending job that rejects let through matches:
+		// selected unread.
+		var ids state.Job
+		if e.fallback(&ids); isArrayRecord(&ids) {
 			k.leaders = append(k.leaders, e.id)
 		} else {
 			k.others = append(k.others, e.id)

@@ -84,6 +84,14 @@ func killJobsController(t *testing.T) (*Controller, *recExec) {
 	return controllerWith(t, cfg, store)
 }
 
+// heldJob is a user-held pending job of uid's, as sbatch --hold makes
+// one (kept cold by the controller).
+func heldJob(id, uid uint32, name string, now int64) *state.Job {
+	return &state.Job{ID: id, ArrayTaskID: codec.NoVal, Name: name, UserID: uid, GroupID: uid, Partition: "cpu",
+		State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER, HeldBy: 2, SubmitTime: now, TimeLimit: codec.NoVal,
+		MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1}
+}
+
 // controllerWith builds a controller on store with a recording engine.
 func controllerWith(t *testing.T, cfg *conf.Config, store *state.Store) (*Controller, *recExec) {
 	t.Helper()
@@ -433,9 +441,7 @@ func TestKillManyJobs(t *testing.T) {
 	now := time.Now().Unix()
 	batch := make([]*state.Job, 0, 5000)
 	for id := uint32(1); id <= n; id++ {
-		batch = append(batch, &state.Job{ID: id, ArrayTaskID: codec.NoVal, Name: "wrap", UserID: 1000, GroupID: 1000, Partition: "cpu",
-			State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER, HeldBy: 2, SubmitTime: now, TimeLimit: codec.NoVal,
-			MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1})
+		batch = append(batch, heldJob(id, 1000, "wrap", now))
 		if len(batch) == cap(batch) {
 			if err := store.Put(batch...); err != nil {
 				t.Fatal(err)
@@ -444,9 +450,7 @@ func TestKillManyJobs(t *testing.T) {
 		}
 	}
 	// Another user's job: untouched.
-	if err := store.Put(&state.Job{ID: n + 1, ArrayTaskID: codec.NoVal, Name: "other", UserID: 1001, GroupID: 1001, Partition: "cpu",
-		State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER, HeldBy: 2, SubmitTime: now, TimeLimit: codec.NoVal,
-		MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1}); err != nil {
+	if err := store.Put(heldJob(n+1, 1001, "other", now)); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := controllerWith(t, cfg, store)
@@ -540,9 +544,7 @@ func TestKillColdJobsInAnyOrder(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	now := time.Now().Unix()
 	for id := uint32(1); id <= 4; id++ {
-		if err := store.Put(&state.Job{ID: id, ArrayTaskID: codec.NoVal, Name: "h", UserID: 1000, GroupID: 1000, Partition: "cpu",
-			State: codec.JOB_PENDING, Reason: codec.WAIT_HELD_USER, HeldBy: 2, SubmitTime: now, TimeLimit: codec.NoVal,
-			MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUsPerTask: 1, MinCPUs: 1}); err != nil {
+		if err := store.Put(heldJob(id, 1000, "h", now)); err != nil {
 			t.Fatal(err)
 		}
 	}
