@@ -103,6 +103,10 @@ func uringUsable() error {
 	if err := uring.Disabled(); err != nil {
 		return err
 	}
+	// A single-issuer ring refuses (EEXIST) every thread but the one
+	// that made it: the goroutine must not move between setup and probe.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	r, err := newRing()
 	if err != nil {
 		return err

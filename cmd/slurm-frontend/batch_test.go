@@ -208,6 +208,31 @@ func jobProcs(dir string) string {
 	}
 	var b strings.Builder
 	b.WriteString("processes:\n" + strings.Join(keep, "\n"))
+	// What each waits on: its signals (a lost SIGCHLD), its descriptors
+	// (what an epoll_wait watches).
+	for _, l := range keep[1:] {
+		pid := strings.Fields(l)[0]
+		if strings.Contains(l, " serve ") {
+			continue
+		}
+		var sig []string
+		if st, err := os.ReadFile("/proc/" + pid + "/status"); err == nil {
+			for _, sl := range strings.Split(string(st), "\n") {
+				if k, _, ok := strings.Cut(sl, ":"); ok && (k == "SigPnd" || k == "ShdPnd" || k == "SigBlk" || k == "SigIgn" || k == "SigCgt" || k == "State") {
+					sig = append(sig, strings.Join(strings.Fields(sl), " "))
+				}
+			}
+		}
+		var fds []string
+		if ents, err := os.ReadDir("/proc/" + pid + "/fd"); err == nil {
+			for _, e := range ents {
+				if to, err := os.Readlink("/proc/" + pid + "/fd/" + e.Name()); err == nil {
+					fds = append(fds, e.Name()+"->"+to)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\npid %s: %s; fds %s", pid, strings.Join(sig, ", "), strings.Join(fds, " "))
+	}
 	for _, p := range logs {
 		if data, err := os.ReadFile(p); err == nil {
 			fmt.Fprintf(&b, "\n%s (last lines):\n%s", p, lastLines(string(data), 10))

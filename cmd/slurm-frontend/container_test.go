@@ -44,7 +44,10 @@ func TestBatchContainer(t *testing.T) {
 			r := s.as(user)
 			id := s.sbatchAs(t, r, "--container="+bundle, "-o", "c-%j.out", "--wrap",
 				"cat /etc/debian_version; id -u; pwd; echo $SLURM_JOB_ID; touch made-$SLURM_JOB_ID")
-			if st, reason := s.waitDone(t, id, 60*time.Second); st != "COMPLETED" {
+			// Generous: on a loaded machine a container's start and exit
+			// have taken 80 s (crun waiting; the listing on failure says
+			// on what).
+			if st, reason := s.waitDone(t, id, 150*time.Second); st != "COMPLETED" {
 				out, _ := os.ReadFile(filepath.Join(s.dir, "c-"+id+".out"))
 				t.Fatalf("%s: container job %s as %s: %s %s\n%s\n%s", s.name, id, user, st, reason, out, s.logTail())
 			}

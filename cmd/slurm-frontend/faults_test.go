@@ -588,6 +588,20 @@ func TestFaultCancelStorm(t *testing.T) {
 		"%d cancels acknowledged, settled in %v; %d lost, %d not CANCELLED, %d ran twice, %d started after the cancel (+%d in the launch race), %d ran to the end, %d with two sessions, %d shims left; next id %d > %d",
 		len(jobs), running, len(groups), group, stormTook.Round(time.Millisecond), ackedAtKill, restartTook.Round(time.Millisecond),
 		len(ackedAt), settleTook.Round(time.Millisecond), len(lost), len(notCancelled), len(ranTwice), len(startedAfter), launchRace, len(finished), len(twoSessions), len(leftShims), next, high)
+	// Starts the kernel held up, as the shims logged them.
+	var slow []string
+	ents, _ := os.ReadDir(spool)
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(spool, e.Name(), "shim.log"))
+		for _, l := range lines(string(b)) {
+			if strings.Contains(l, "starting its process took") || strings.Contains(l, "to be shown RUNNING") {
+				slow = append(slow, l)
+			}
+		}
+	}
+	if len(slow) > 0 {
+		t.Logf("%d slow starts:\n%s", len(slow), strings.Join(slow[:min(len(slow), 20)], "\n"))
+	}
 	if len(startedAfter) > 0 {
 		// What the engine recorded of them, and when: the spool's files
 		// say whether the cancel reached the session before it started.

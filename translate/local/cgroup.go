@@ -287,9 +287,13 @@ func (p *cgroupPlan) create() error {
 // takes no global lock), forks the child, which inherits that thread's
 // cgroups, and comes back. cgErr: the child could not be put there and
 // runs where the caller is (err is the start's own).
-func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error) {
+//
+// took says how long each part took, for a start the kernel held up.
+func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error, took string) {
+	t0 := time.Now()
 	if p.Version == 2 {
-		return bornIn(mk, p.Dirs[0])
+		cmd, cgErr, err = bornIn(mk, p.Dirs[0])
+		return cmd, cgErr, err, "clone into the cgroup " + time.Since(t0).Round(time.Millisecond).String()
 	}
 	runtime.LockOSThread()
 	moved := 0
@@ -299,8 +303,10 @@ func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error
 		}
 		moved++
 	}
+	t1 := time.Now()
 	cmd = mk()
 	err = cmd.Start()
+	t2 := time.Now()
 	var back error
 	for _, d := range p.Home[:moved] {
 		if e := os.WriteFile(filepath.Join(d, "tasks"), []byte("0"), 0); e != nil && back == nil {
@@ -310,7 +316,8 @@ func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error
 	if back == nil {
 		runtime.UnlockOSThread()
 	} // else this thread stays with its goroutine: no other may inherit its cgroups
-	return cmd, cgErr, err
+	ms := func(a, b time.Time) string { return b.Sub(a).Round(time.Millisecond).String() }
+	return cmd, cgErr, err, fmt.Sprintf("into the cgroups %s, fork and exec %s, back %s", ms(t0, t1), ms(t1, t2), ms(t2, time.Now()))
 }
 
 // cloneCmd is a new, unstarted copy of c's settings.

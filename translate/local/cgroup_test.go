@@ -76,7 +76,7 @@ func TestCgroupStart(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	before, _ := os.ReadFile("/proc/thread-self/cgroup")
 	var out bytes.Buffer
-	cmd, cgErr, err := p.start(func() *exec.Cmd {
+	cmd, cgErr, err, _ := p.start(func() *exec.Cmd {
 		c := exec.Command("cat", "/proc/self/cgroup")
 		c.Stdout = &out
 		return c

@@ -74,6 +74,20 @@ func ShimIdentity() string {
 // shimExec becomes the batch script. It only returns by exiting: with
 // errno, after slurmstepd's message, when execve fails.
 func shimExec(node, script string, args []string) {
+	// fd 3: the shim's go-ahead. It closes the pipe once it has checked,
+	// after this process exists, that the job was not cancelled while the
+	// kernel created it; killed instead, the script never runs. EOF (the
+	// shim gone) lets it run, as before there was a gate.
+	var st syscall.Stat_t
+	if syscall.Fstat(3, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		var b [1]byte
+		for {
+			if _, err := syscall.Read(3, b[:]); err != syscall.EINTR {
+				break
+			}
+		}
+		syscall.Close(3)
+	}
 	env := os.Environ()
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "SLURM_TASK_PID=") {
@@ -354,6 +368,20 @@ func (sh *shim) run() error {
 			Credential: &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: sh.cred.groups},
 		},
 	}
+	// The helper waits at fd 3 for the go-ahead (shimExec): a cancel that
+	// comes while the kernel creates the process (cgroup moves and fork
+	// can wait seconds for the cgroup lock when many jobs end at once)
+	// still keeps the script from running.
+	var goAhead *os.File
+	if !direct && spec.Image == "" {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			return sh.end(launchFailure("starting the job's process: " + perr.Error()))
+		}
+		defer r.Close()
+		defer w.Close()
+		cmd.ExtraFiles, goAhead = []*os.File{r}, w
+	}
 	// The start time: the controller's (the running record's, before the
 	// gate) and the job's variables'.
 	now := time.Now()
@@ -403,15 +431,29 @@ func (sh *shim) run() error {
 	// the shim's threads left free.
 	_ = os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte("1"), 0)
 	syscall.Umask(umask)
+	// A start the kernel holds up (cgroup moves wait for the cgroup
+	// lock, fork for memory) is logged: the job's output says it started
+	// late, the log says where the time went.
+	gated := time.Now()
+	if d := gated.Sub(now); d > time.Second {
+		sh.log.Printf("job %d: waited %v to be shown RUNNING", spec.JobID, d.Round(time.Millisecond))
+	}
 	if sh.cg != nil {
 		var cgErr error
+		var took string
 		proto := cmd
-		cmd, cgErr, err = sh.cg.start(func() *exec.Cmd { return cloneCmd(proto) })
+		cmd, cgErr, err, took = sh.cg.start(func() *exec.Cmd { return cloneCmd(proto) })
 		if cgErr != nil {
 			sh.log.Printf("cgroup: %v (limits not enforced for this job)", cgErr)
 		}
+		if d := time.Since(gated); d > time.Second {
+			sh.log.Printf("job %d: starting its process took %v (%s)", spec.JobID, d.Round(time.Millisecond), took)
+		}
 	} else {
 		err = cmd.Start()
+		if d := time.Since(gated); d > time.Second {
+			sh.log.Printf("job %d: starting its process took %v", spec.JobID, d.Round(time.Millisecond))
+		}
 	}
 	syscall.Umask(0o022)
 	started := now
@@ -422,6 +464,22 @@ func (sh *shim) run() error {
 	batch := 0
 	if err == nil {
 		batch = cmd.Process.Pid
+	}
+	if goAhead != nil && err == nil {
+		if sh.checkDestroy(); sh.cancelled {
+			// Cancelled while the process was made: it goes before the
+			// script runs (it waits for the go-ahead).
+			_ = cmd.Process.Kill()
+			var ws syscall.WaitStatus
+			for {
+				if _, werr := syscall.Wait4(batch, &ws, 0, nil); werr != syscall.EINTR {
+					break
+				}
+			}
+			sh.log.Printf("job %d: cancelled as its process was made; the script did not run", spec.JobID)
+			return sh.end(&statusRecord{Status: translate.SessionCancelled, Reason: "user-requested"})
+		}
+		goAhead.Close()
 	}
 	// Durable already when announced (waitShown): only the pid is new,
 	// and a lost one is looked up (signalNamespace).
