@@ -107,7 +107,7 @@ func (s *Store) newAssoc(txn *badger.Txn, k []byte, user string) error {
 // Assocs lists the associations, accounts first then users, each by name.
 func (s *Store) Assocs() ([]Assoc, error) {
 	var out []Assoc
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixAssoc, PrefetchValues: true})
 		defer it.Close()
 		for it.Rewind(); it.ValidForPrefix(prefixAssoc); it.Next() {
@@ -161,7 +161,7 @@ func (s *Store) BackfillAssocs() (int, error) {
 		return 0, err
 	}
 	var jobs []Job
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistJob, PrefetchValues: true})
 		defer it.Close()
 		seen := map[string]bool{}

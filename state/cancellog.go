@@ -66,7 +66,7 @@ func (s *Store) LogCancels(ids []uint32, at int64, uid uint32) (uint64, error) {
 // CancelLogs returns the cancel logs not yet dropped, oldest first.
 func (s *Store) CancelLogs() ([]CancelLog, error) {
 	var out []CancelLog
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		o := badger.DefaultIteratorOptions
 		o.Prefix = prefixCancel
 		it := txn.NewIterator(o)

@@ -489,7 +489,7 @@ func (s *Store) PutStep(jobID uint32, st *HistStep) error {
 // StepsOf is the ended steps of a job (a running one's too: sacct lists
 // them under the job the controller shows).
 func (s *Store) StepsOf(jobID uint32) (out []HistStep, err error) {
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
 		out, err = s.steps(txn, jobID)
 		return err
 	})
@@ -613,7 +613,7 @@ func (c *HistCond) Match(j *Job) bool {
 // History calls fn, in job id order (then start), for every finished run
 // that cond selects, with its steps, until fn returns false.
 func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.view(func(txn *badger.Txn) error {
 		var stepIt *badger.Iterator
 		var steps *cursor
 		defer func() {
@@ -750,7 +750,7 @@ func (s *Store) History(cond *HistCond, fn func(*HistJob) bool) error {
 func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
 	var size int64
 	stepOwners := map[uint32]bool{}
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistStep})
 		defer it.Close()
 		for i := range runs {
@@ -890,7 +890,7 @@ func (s *Store) BackfillSpan() error {
 	defer s.mu.Unlock()
 	var have bool
 	var span int64
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		if _, err := txn.Get(keyHistSpan); err == nil {
 			have = true
 			return nil
@@ -923,7 +923,7 @@ func (s *Store) BackfillSpan() error {
 // RunsEnded calls fn for each run that ended in [from, to), in end order,
 // without its steps (usage accounting).
 func (s *Store) RunsEnded(from, to int64, fn func(*HistJob) bool) error {
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistEnd})
 		defer it.Close()
 		for it.Seek(be64(append([]byte(nil), prefixHistEnd...), from)); it.ValidForPrefix(prefixHistEnd); it.Next() {
@@ -953,7 +953,7 @@ func (s *Store) RunsEnded(from, to int64, fn func(*HistJob) bool) error {
 // entries and steps (the retention). It returns how many went.
 func (s *Store) PurgeHistory(cutoff time.Time) (int, error) {
 	var doomed []*Job
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistEnd})
 		defer it.Close()
 		for it.Seek(prefixHistEnd); it.ValidForPrefix(prefixHistEnd); it.Next() {

@@ -46,9 +46,10 @@ type Store struct {
 	assocNext uint32
 	// cancelSeq: the last cancel log's sequence (cancellog.go).
 	cancelSeq uint64
-	// Close waits for open JobReaders (Badger panics on an iterator of
-	// a closed database); readers opened once it started get ErrClosed,
-	// so one opened inside another cannot deadlock it.
+	// Close waits for the database's uses (acquire: open JobReaders,
+	// views, commits; Badger panics on a transaction of a closed
+	// database); uses begun once it started get ErrClosed, so one begun
+	// inside another cannot deadlock it.
 	rmu     sync.Mutex
 	rdone   sync.Cond // signalled when readers drops to 0
 	readers int
@@ -165,6 +166,38 @@ func (s *Store) Close() error {
 
 // closeTimeout bounds Close (a variable for tests).
 var closeTimeout = 30 * time.Second
+
+// acquire holds Close off for one use of the database (Badger panics on
+// a transaction of a closed one: a background loop still at work when
+// the server stops); false once Close has begun. It never waits, so a
+// use inside another cannot deadlock Close.
+func (s *Store) acquire() bool {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.readers++
+	return true
+}
+
+// release ends a use acquire began.
+func (s *Store) release() {
+	s.rmu.Lock()
+	if s.readers--; s.readers == 0 {
+		s.rdone.Broadcast()
+	}
+	s.rmu.Unlock()
+}
+
+// view is Badger's View, held against Close.
+func (s *Store) view(fn func(txn *badger.Txn) error) error {
+	if !s.acquire() {
+		return ErrClosed
+	}
+	defer s.release()
+	return s.db.View(fn)
+}
 
 // ErrClosed is what reading a closed store gives.
 var ErrClosed = errors.New("state store closed")
@@ -416,6 +449,10 @@ func (s *Store) commit(size int64, fill func(txn *badger.Txn) error) error {
 	if err := s.room.check(size); err != nil {
 		return err
 	}
+	if !s.acquire() {
+		return ErrClosed
+	}
+	defer s.release()
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	if err := fill(txn); err != nil {
@@ -453,12 +490,9 @@ func (s *Store) JobReads() uint64 { return s.reads.Load() }
 
 // NewJobReader starts a reader on the store's current state.
 func (s *Store) NewJobReader() *JobReader {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	if s.closed {
+	if !s.acquire() {
 		return &JobReader{}
 	}
-	s.readers++
 	return &JobReader{s: s, txn: s.db.NewTransaction(false)}
 }
 
@@ -515,11 +549,7 @@ func (r *JobReader) Close() {
 	r.txn.Discard()
 	s := r.s
 	r.s = nil
-	s.rmu.Lock()
-	if s.readers--; s.readers == 0 {
-		s.rdone.Broadcast()
-	}
-	s.rmu.Unlock()
+	s.release()
 }
 
 // Jobs loads every job record, ordered by ID.
@@ -577,7 +607,7 @@ func jobsSeq[T any](s *Store, conv func(*Job) T) ([]T, error) {
 	var out []T
 	var in interner
 	var j Job
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(jobIterOpts())
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -649,7 +679,7 @@ func jobsPar[T any](s *Store, workers int, conv func(*Job) T) ([]T, error) {
 			}
 		}()
 	}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(jobIterOpts())
 		defer it.Close()
 		var cur *rawJobs
@@ -712,7 +742,7 @@ func jobsPar[T any](s *Store, workers int, conv func(*Job) T) ([]T, error) {
 // ID is id.
 func (s *Store) Script(id uint32) (*Script, error) {
 	var sc Script
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it, err := txn.Get(scriptKey(id))
 		if err != nil {
 			return err
@@ -741,7 +771,7 @@ func (s *Store) PutMeta(name string, value []byte) error {
 // Meta reads what PutMeta recorded under name (nil, nil when nothing).
 func (s *Store) Meta(name string) ([]byte, error) {
 	var out []byte
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		it, err := txn.Get(append(append([]byte(nil), prefixMeta...), name...))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil

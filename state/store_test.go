@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -75,4 +76,50 @@ func TestJobReader(t *testing.T) {
 	r3 := s.NewJobReader()
 	require.ErrorIs(t, r3.Read(FirstJobID, &j), ErrClosed)
 	r3.Close()
+}
+
+// Close waits for a use of the database under way (a background loop's
+// view when the server stops: Badger panics on a transaction of a closed
+// database), and later uses get ErrClosed instead of a panic.
+func TestCloseWaitsForUses(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inView, release := make(chan struct{}), make(chan struct{})
+	viewErr := make(chan error, 1)
+	go func() {
+		viewErr <- s.view(func(txn *badger.Txn) error {
+			close(inView)
+			<-release
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixHistJob})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+			}
+			return nil
+		})
+	}()
+	<-inView
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a view was open", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-viewErr; err != nil {
+		t.Fatalf("the view Close waited for: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.BackfillSpan(); !errors.Is(err, ErrClosed) {
+		t.Errorf("BackfillSpan after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Submit(1, &Script{Text: "#!/bin/sh\n"}, func(id uint32) ([]*Job, error) {
+		return []*Job{{ID: id, Name: "late", UserID: 1000, Partition: "cpu"}}, nil
+	}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Submit after Close: %v, want ErrClosed", err)
+	}
 }
