@@ -466,3 +466,28 @@ func TestStormWorkload(t *testing.T) {
 		}
 	}
 }
+
+// A null server given another controller's replies (bench-io's) still
+// answers submissions with the canned held-job reply: it sends none to
+// fetch, and its sbatch target must not be all errors.
+func TestNullRepliesFromKeepSubmit(t *testing.T) {
+	m := testMinter(t)
+	// The source answers every RPC the fetch sends (squeue
+	// --only-job-state's too), as a controller does.
+	have := SyntheticReplies(m.Version, 10000)
+	have[codec.REQUEST_JOB_STATE] = codec.AppendFrame(nil, m.Version, codec.RESPONSE_JOB_STATE, nil, make([]byte, 20))
+	src := startNull(t, have)
+	replies, err := FetchReplies(src.Addr(), m, 0, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startNull(t, replies)
+	wl, _ := NewWorkload("sbatch", m.Version, 0)
+	res, err := Run(context.Background(), RunSpec{Target: Target{Name: "null", Addr: s.Addr()}, Workload: wl, Concurrency: 2, Duration: 200 * time.Millisecond}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops == 0 || res.ErrorOps != 0 {
+		t.Fatalf("sbatch against a null server with fetched replies: %s", res.Line())
+	}
+}

@@ -103,6 +103,7 @@ func FetchReplies(addr string, m *Minter, slurmUID uint32, timeout time.Duration
 		out[st.MsgType] = append([]byte(nil), raw...)
 	}
 	out[0] = out[codec.REQUEST_JOB_INFO]
+	out[codec.REQUEST_SUBMIT_BATCH_JOB] = SyntheticReplies(m.Version, 0)[codec.REQUEST_SUBMIT_BATCH_JOB]
 	return out, nil
 }
 
