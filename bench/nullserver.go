@@ -44,6 +44,14 @@ func NewNullServer(replySize int) *NullServer {
 	return s
 }
 
+// heldReply is the canned answer to a submission: job 1, held.
+func heldReply(v uint16) []byte {
+	var w codec.Writer
+	sub := codec.SubmitResponse{StepID: codec.JobStepID{JobID: 1, StepID: 0xfffffffb}, ErrorCode: codec.ESLURM_JOB_HELD}
+	sub.Encode(&w, v)
+	return codec.AppendFrame(nil, v, codec.RESPONSE_SUBMIT_BATCH_JOB, nil, w.B)
+}
+
 // SyntheticReplies builds the null server's default replies.
 func SyntheticReplies(v uint16, jobInfoSize int) map[uint16][]byte {
 	sized := func(msgType uint16, total int) []byte {
@@ -51,15 +59,12 @@ func SyntheticReplies(v uint16, jobInfoSize int) map[uint16][]byte {
 		body := make([]byte, bodyLen)
 		return codec.AppendFrame(nil, v, msgType, nil, body)
 	}
-	var w codec.Writer
-	sub := codec.SubmitResponse{StepID: codec.JobStepID{JobID: 1, StepID: 0xfffffffb}, ErrorCode: codec.ESLURM_JOB_HELD}
-	sub.Encode(&w, v)
 	return map[uint16][]byte{
 		codec.REQUEST_JOB_INFO:         sized(codec.RESPONSE_JOB_INFO, jobInfoSize),
 		codec.REQUEST_PARTITION_INFO:   sized(codec.RESPONSE_PARTITION_INFO, 634),
 		codec.REQUEST_NODE_INFO:        sized(codec.RESPONSE_NODE_INFO, 5259),
 		codec.REQUEST_PING:             codec.AppendRC(nil, v, nil, 0),
-		codec.REQUEST_SUBMIT_BATCH_JOB: codec.AppendFrame(nil, v, codec.RESPONSE_SUBMIT_BATCH_JOB, nil, w.B),
+		codec.REQUEST_SUBMIT_BATCH_JOB: heldReply(v),
 		0:                              sized(codec.RESPONSE_JOB_INFO, jobInfoSize),
 	}
 }
@@ -103,7 +108,7 @@ func FetchReplies(addr string, m *Minter, slurmUID uint32, timeout time.Duration
 		out[st.MsgType] = append([]byte(nil), raw...)
 	}
 	out[0] = out[codec.REQUEST_JOB_INFO]
-	out[codec.REQUEST_SUBMIT_BATCH_JOB] = SyntheticReplies(m.Version, 0)[codec.REQUEST_SUBMIT_BATCH_JOB]
+	out[codec.REQUEST_SUBMIT_BATCH_JOB] = heldReply(m.Version)
 	return out, nil
 }
 

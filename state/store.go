@@ -50,10 +50,10 @@ type Store struct {
 	// views, commits; Badger panics on a transaction of a closed
 	// database); uses begun once it started get ErrClosed, so one begun
 	// inside another cannot deadlock it.
-	rmu     sync.Mutex
-	rdone   sync.Cond // signalled when readers drops to 0
-	readers int
-	closed  bool
+	rmu      sync.Mutex
+	usesDone sync.Cond // signalled when uses drops to 0
+	uses     int
+	closed   bool
 
 	hist histNotes // what a finished job's history record takes beyond the job (history.go)
 }
@@ -106,7 +106,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
 	s := &Store{db: db, room: rm, lock: lock, nextID: FirstJobID}
-	s.rdone.L = &s.rmu
+	s.usesDone.L = &s.rmu
 	err = db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyNextID)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -139,8 +139,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	for s.readers > 0 {
-		s.rdone.Wait()
+	for s.uses > 0 {
+		s.usesDone.Wait()
 	}
 	s.rmu.Unlock()
 	if err := s.room.checkFlush(); err != nil {
@@ -177,15 +177,15 @@ func (s *Store) acquire() bool {
 	if s.closed {
 		return false
 	}
-	s.readers++
+	s.uses++
 	return true
 }
 
 // release ends a use acquire began.
 func (s *Store) release() {
 	s.rmu.Lock()
-	if s.readers--; s.readers == 0 {
-		s.rdone.Broadcast()
+	if s.uses--; s.uses == 0 {
+		s.usesDone.Broadcast()
 	}
 	s.rmu.Unlock()
 }

@@ -288,12 +288,13 @@ func (p *cgroupPlan) create() error {
 // cgroups, and comes back. cgErr: the child could not be put there and
 // runs where the caller is (err is the start's own).
 //
-// took says how long each part took, for a start the kernel held up.
-func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error, took string) {
+// The times say how long each part took, for a start the kernel held up.
+func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error, took startTimes) {
 	t0 := time.Now()
 	if p.Version == 2 {
 		cmd, cgErr, err = bornIn(mk, p.Dirs[0])
-		return cmd, cgErr, err, "clone into the cgroup " + time.Since(t0).Round(time.Millisecond).String()
+		took.fork = time.Since(t0)
+		return cmd, cgErr, err, took
 	}
 	runtime.LockOSThread()
 	moved := 0
@@ -316,8 +317,21 @@ func (p *cgroupPlan) start(mk func() *exec.Cmd) (cmd *exec.Cmd, cgErr, err error
 	if back == nil {
 		runtime.UnlockOSThread()
 	} // else this thread stays with its goroutine: no other may inherit its cgroups
-	ms := func(a, b time.Time) string { return b.Sub(a).Round(time.Millisecond).String() }
-	return cmd, cgErr, err, fmt.Sprintf("into the cgroups %s, fork and exec %s, back %s", ms(t0, t1), ms(t1, t2), ms(t2, time.Now()))
+	took = startTimes{moveIn: t1.Sub(t0), fork: t2.Sub(t1), moveBack: time.Since(t2)}
+	return cmd, cgErr, err, took
+}
+
+// startTimes are the parts of a job process's start: the cgroup v1
+// moves of the starting thread, and the fork and exec (on cgroup v2, a
+// clone into the cgroup).
+type startTimes struct{ moveIn, fork, moveBack time.Duration }
+
+func (t startTimes) String() string {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	if t.moveIn == 0 && t.moveBack == 0 {
+		return "fork and exec " + ms(t.fork)
+	}
+	return fmt.Sprintf("into the cgroups %s, fork and exec %s, back %s", ms(t.moveIn), ms(t.fork), ms(t.moveBack))
 }
 
 // cloneCmd is a new, unstarted copy of c's settings.

@@ -197,3 +197,12 @@ func cloexecFrom(lowest int) {
 		}
 	}
 }
+
+// noEINTR calls f again for as long as a signal interrupts it.
+func noEINTR(f func() error) error {
+	for {
+		if err := f(); err != syscall.EINTR {
+			return err
+		}
+	}
+}

@@ -81,11 +81,7 @@ func shimExec(node, script string, args []string) {
 	var st syscall.Stat_t
 	if syscall.Fstat(3, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
 		var b [1]byte
-		for {
-			if _, err := syscall.Read(3, b[:]); err != syscall.EINTR {
-				break
-			}
-		}
+		_ = noEINTR(func() error { _, err := syscall.Read(3, b[:]); return err })
 		syscall.Close(3)
 	}
 	env := os.Environ()
@@ -438,22 +434,20 @@ func (sh *shim) run() error {
 	if d := gated.Sub(now); d > time.Second {
 		sh.log.Printf("job %d: waited %v to be shown RUNNING", spec.JobID, d.Round(time.Millisecond))
 	}
+	var took startTimes
 	if sh.cg != nil {
 		var cgErr error
-		var took string
 		proto := cmd
 		cmd, cgErr, err, took = sh.cg.start(func() *exec.Cmd { return cloneCmd(proto) })
 		if cgErr != nil {
 			sh.log.Printf("cgroup: %v (limits not enforced for this job)", cgErr)
 		}
-		if d := time.Since(gated); d > time.Second {
-			sh.log.Printf("job %d: starting its process took %v (%s)", spec.JobID, d.Round(time.Millisecond), took)
-		}
 	} else {
 		err = cmd.Start()
-		if d := time.Since(gated); d > time.Second {
-			sh.log.Printf("job %d: starting its process took %v", spec.JobID, d.Round(time.Millisecond))
-		}
+		took.fork = time.Since(gated)
+	}
+	if d := time.Since(gated); d > time.Second {
+		sh.log.Printf("job %d: starting its process took %v (%v)", spec.JobID, d.Round(time.Millisecond), took)
 	}
 	syscall.Umask(0o022)
 	started := now
@@ -471,11 +465,7 @@ func (sh *shim) run() error {
 			// script runs (it waits for the go-ahead).
 			_ = cmd.Process.Kill()
 			var ws syscall.WaitStatus
-			for {
-				if _, werr := syscall.Wait4(batch, &ws, 0, nil); werr != syscall.EINTR {
-					break
-				}
-			}
+			_ = noEINTR(func() error { _, err := syscall.Wait4(batch, &ws, 0, nil); return err })
 			sh.log.Printf("job %d: cancelled as its process was made; the script did not run", spec.JobID)
 			return sh.end(&statusRecord{Status: translate.SessionCancelled, Reason: "user-requested"})
 		}
