@@ -16,3 +16,5 @@ func (h ctlHandler) Fast(req *Request) (Reply, bool) {
 func (h ctlHandler) Slow(req *Request) Reply {
 	return Reply(h.c.Slow((*ctld.Request)(req)))
 }
+
+func (h ctlHandler) Waits(t uint16) bool { return h.c.Waits(t) }

@@ -62,6 +62,14 @@ type Handler interface {
 	Slow(req *Request) Reply
 }
 
+// Waiter is what a Handler may also tell: which Slow requests mostly
+// wait rather than work (a write waiting for the sync it shares with
+// the others of its group commit). They get a pool of their own
+// (Config.WaitWorkers).
+type Waiter interface {
+	Waits(msgType uint16) bool
+}
+
 // Authenticator verifies a request's credential and body hash and returns
 // the identity it proves.
 type Authenticator interface {

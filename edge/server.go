@@ -28,9 +28,15 @@ import (
 
 // Config tunes the listener.
 type Config struct {
-	Addr        string        // host:port
-	Loops       int           // event loops; 0 = GOMAXPROCS
-	Workers     int           // goroutines for Slow requests
+	Addr    string // host:port
+	Loops   int    // event loops; 0 = GOMAXPROCS
+	Workers int    // goroutines for Slow requests
+	// WaitWorkers: goroutines for the Slow requests the handler says
+	// mostly wait (Waiter: a write waiting for the shared sync of its
+	// group commit). As many as slurmctld's server threads (256), so
+	// that every concurrent writer joins the same sync, while heavy
+	// work (a listing encoded on the spot) stays bounded by Workers.
+	WaitWorkers int
 	QueueLen    int           // pending Slow requests before clients are told to back off
 	IdleTimeout time.Duration // a connection that has not sent a whole request by then is closed
 	DoneTimeout time.Duration // an answered connection the client did not close
@@ -51,6 +57,9 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 16
+	}
+	if c.WaitWorkers <= 0 {
+		c.WaitWorkers = 256
 	}
 	if c.QueueLen <= 0 {
 		c.QueueLen = 4096
@@ -78,6 +87,8 @@ type Server struct {
 	eng       gnet.Engine
 	ready     chan error
 	work      chan *job
+	waitq     chan *job // the wait pool's (Config.WaitWorkers); nil without a Waiter
+	waits     Waiter
 	quit      chan struct{} // closed when the listener has stopped: workers leave
 	wg        sync.WaitGroup
 	mu        sync.Mutex
@@ -188,7 +199,15 @@ func (s *Server) Run() error {
 	s.quit = make(chan struct{})
 	for i := 0; i < s.cfg.Workers; i++ {
 		s.wg.Add(1)
-		go s.worker()
+		go s.worker(s.work)
+	}
+	if w, ok := s.h.(Waiter); ok {
+		s.waits = w
+		s.waitq = make(chan *job, s.cfg.QueueLen)
+		for i := 0; i < s.cfg.WaitWorkers; i++ {
+			s.wg.Add(1)
+			go s.worker(s.waitq)
+		}
 	}
 	if s.cfg.IO == IOUring {
 		started, err := s.runUring()
@@ -547,7 +566,7 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	st.doneAt.Store(monoNow())
 	st.working.Store(true)
 	select {
-	case s.work <- &job{c: c, req: req, start: start}:
+	case s.queue(req.MsgType) <- &job{c: c, req: req, start: start}:
 	default:
 		if req.Version < codec.V23_02 {
 			// 22.05 clients know no back-off (an error to them): they
@@ -635,18 +654,27 @@ func (j *job) path() Path {
 // connection is closed instead.
 func (s *Server) enqueue(j *job) {
 	select {
-	case s.work <- j:
+	case s.queue(j.req.MsgType) <- j:
 	case <-s.quit:
 		_ = j.c.Close()
 	}
 }
 
-func (s *Server) worker() {
+// queue is where a Slow request of type t goes: the wait pool's queue
+// for what the handler says mostly waits, the workers' otherwise.
+func (s *Server) queue(t uint16) chan *job {
+	if s.waits != nil && s.waits.Waits(t) {
+		return s.waitq
+	}
+	return s.work
+}
+
+func (s *Server) worker(q chan *job) {
 	defer s.wg.Done()
 	for {
 		var j *job
 		select {
-		case j = <-s.work:
+		case j = <-q:
 		case <-s.quit:
 			return
 		}

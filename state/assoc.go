@@ -54,7 +54,7 @@ func assocKey(account string, uid uint32, user bool) []byte {
 
 // assocTxn makes sure the job's account and (account, user) pair have
 // associations (s.mu held, in the transaction that writes its history).
-func (s *Store) assocTxn(txn *badger.Txn, j *Job) error {
+func (s *Store) assocTxn(txn *wtxn, j *Job) error {
 	acct := j.Account
 	if (acct == RootAccount || acct == "") && j.UserID == 0 {
 		return nil // root's own: always there
@@ -68,7 +68,7 @@ func (s *Store) assocTxn(txn *badger.Txn, j *Job) error {
 }
 
 // acctTxn makes sure an account has its association.
-func (s *Store) acctTxn(txn *badger.Txn, acct string) error {
+func (s *Store) acctTxn(txn *wtxn, acct string) error {
 	if acct == RootAccount || acct == "" {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (s *Store) acctTxn(txn *badger.Txn, acct string) error {
 }
 
 // newAssoc gives key the next id if it has none.
-func (s *Store) newAssoc(txn *badger.Txn, k []byte, user string) error {
+func (s *Store) newAssoc(txn *wtxn, k []byte, user string) error {
 	if _, err := txn.Get(k); err == nil {
 		return nil
 	} else if !errors.Is(err, badger.ErrKeyNotFound) {
@@ -182,7 +182,7 @@ func (s *Store) BackfillAssocs() (int, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	err = s.commit(int64(len(jobs))*128+64, func(txn *badger.Txn) error {
+	err = s.commit(int64(len(jobs))*128+64, func(txn *wtxn) error {
 		for i := range jobs {
 			if err := s.assocTxn(txn, &jobs[i]); err != nil {
 				return err
@@ -255,7 +255,7 @@ func (s *Store) PutImportedDirectory(d *ImportedDirectory) error {
 		}
 	}
 	s.mu.Lock()
-	err = s.commit(int64(len(b)+len(jobs)*128)+64, func(txn *badger.Txn) error {
+	err = s.commit(int64(len(b)+len(jobs)*128)+64, func(txn *wtxn) error {
 		for i := range jobs {
 			j := &jobs[i]
 			if j.UserID == 0xfffffffe {

@@ -57,7 +57,7 @@ func (s *Store) LogCancels(ids []uint32, at int64, uid uint32) (uint64, error) {
 		seq = s.cancelSeq + 1
 	}
 	s.cancelSeq = seq
-	err := s.commit(int64(len(v))+64, func(txn *badger.Txn) error {
+	err := s.commit(int64(len(v))+64, func(txn *wtxn) error {
 		return txn.Set(cancelKey(seq), v)
 	})
 	return seq, err
@@ -109,7 +109,7 @@ func (s *Store) CancelLogs() ([]CancelLog, error) {
 // id upTo: with their records, in the same transaction, the log notes
 // that every one up to upTo is written (a restart redoes only the rest).
 func (s *Store) PutCancelled(seq uint64, upTo uint32, jobs ...*Job) error {
-	return s.put(jobs, 64, func(txn *badger.Txn) error {
+	return s.put(jobs, 64, func(txn *wtxn) error {
 		return txn.Set(cancelDoneKey(seq), binary.BigEndian.AppendUint32(nil, upTo))
 	})
 }
@@ -118,7 +118,7 @@ func (s *Store) PutCancelled(seq uint64, upTo uint32, jobs ...*Job) error {
 func (s *Store) DropCancelLog(seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.commit(64, func(txn *badger.Txn) error {
+	return s.commit(64, func(txn *wtxn) error {
 		if err := txn.Delete(cancelKey(seq)); err != nil {
 			return err
 		}

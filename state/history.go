@@ -395,7 +395,7 @@ func jobFinal(j *Job) bool {
 // historyTxn writes the history of the finished runs among jobs (called
 // in Put's transaction). ReqUID and usage the job store does not have
 // come from History.note, if the controller left them there.
-func (s *Store) historyTxn(txn *badger.Txn, jobs []*Job, hists [][]byte) error {
+func (s *Store) historyTxn(txn *wtxn, jobs []*Job, hists [][]byte) error {
 	// One association check per user and account of the transaction (a
 	// scancel -u writes thousands of one user's runs at once).
 	type ua struct {
@@ -483,7 +483,7 @@ func (s *Store) PutStep(jobID uint32, st *HistStep) error {
 	defer s.mu.Unlock()
 	v := appendStepRecord(nil, st)
 	k := be32(be32(append([]byte(nil), prefixHistStep...), jobID), st.ID)
-	return s.commit(int64(len(k)+len(v))+64, func(txn *badger.Txn) error { return txn.Set(k, v) })
+	return s.commit(int64(len(k)+len(v))+64, func(txn *wtxn) error { return txn.Set(k, v) })
 }
 
 // StepsOf is the ended steps of a job (a running one's too: sacct lists
@@ -772,7 +772,7 @@ func (s *Store) ImportHistory(runs []HistJob) (added, clashes int, err error) {
 	pending := map[uint32]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err = s.commit(size, func(txn *badger.Txn) error {
+	err = s.commit(size, func(txn *wtxn) error {
 		added, clashes = 0, 0
 		clear(pending)
 		for i := range runs {
@@ -868,8 +868,8 @@ func (s *Store) maxSpan(txn *badger.Txn) (int64, error) {
 
 // noteSpan keeps the longest span up to date (s.mu held, in the run's
 // transaction).
-func (s *Store) noteSpan(txn *badger.Txn, j *Job) error {
-	cur, err := s.maxSpan(txn)
+func (s *Store) noteSpan(txn *wtxn, j *Job) error {
+	cur, err := s.maxSpan(txn.Txn)
 	if err != nil || cur < 0 {
 		return err // unknown until BackfillSpan, which will see this run
 	}
@@ -911,7 +911,7 @@ func (s *Store) BackfillSpan() error {
 	if err != nil || have {
 		return err
 	}
-	return s.commit(64, func(txn *badger.Txn) error {
+	return s.commit(64, func(txn *wtxn) error {
 		if err := txn.Set(keyHistSpan, be64(nil, span)); err != nil {
 			return err
 		}
@@ -984,7 +984,7 @@ func (s *Store) PurgeHistory(cutoff time.Time) (int, error) {
 		n := min(len(doomed), 500) // within a transaction's limits
 		batch := doomed[:n]
 		doomed = doomed[n:]
-		err := s.commit(0, func(txn *badger.Txn) error {
+		err := s.commit(0, func(txn *wtxn) error {
 			for _, j := range batch {
 				rec, idx := histKeys(j)
 				for _, k := range append(idx, rec) {
@@ -1038,7 +1038,7 @@ func (s *Store) BackfillHistory() (int, error) {
 		batch := done[i:min(i+500, len(done))]
 		s.mu.Lock()
 		_, hists, size := s.encodePut(batch)
-		err := s.commit(size, func(txn *badger.Txn) error { return s.historyTxn(txn, batch, hists) })
+		err := s.commit(size, func(txn *wtxn) error { return s.historyTxn(txn, batch, hists) })
 		s.mu.Unlock()
 		if err != nil {
 			return i, err
@@ -1059,7 +1059,7 @@ const jobRequeue = 1 << 10
 func (s *Store) RequeueRun(j *Job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.commit(4096, func(txn *badger.Txn) error {
+	return s.commit(4096, func(txn *wtxn) error {
 		rec, idx := histKeys(j)
 		var h HistJob
 		item, err := txn.Get(rec)

@@ -150,7 +150,7 @@ func TestBackfillHistory(t *testing.T) {
 	jobs := []*Job{histJob(1, 1000, "a", now-100, now-50, 3), histJob(2, 1000, "a", now-10, 0, 1), histJob(3, 1001, "a", now-100, now-40, 4)}
 	// As an older version wrote them: job records alone.
 	recs, _ := encodeJobs(jobs)
-	require.NoError(t, s.commit(0, func(txn *badger.Txn) error {
+	require.NoError(t, s.commit(0, func(txn *wtxn) error {
 		for i, j := range jobs {
 			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
 				return err

@@ -171,8 +171,9 @@ func (r *room) check(n int64) error {
 }
 
 // checkFlush refuses what writes out Badger's log (opening the store,
-// closing it) when the file system cannot take it.
-func (r *room) checkFlush() error {
+// closing it) when the file system cannot take it; extra is what else
+// goes into the log (the journal's records, replayed at open).
+func (r *room) checkFlush(extra int64) error {
 	var st unix.Statfs_t
 	if err := r.statfs(r.dir, &st); err != nil {
 		return nil
@@ -185,7 +186,7 @@ func (r *room) checkFlush() error {
 		return &FSError{Dir: r.dir, Errno: syscall.EROFS}
 	}
 	free := int64(st.Bavail) * st.Bsize
-	if need := r.need(0, false); free < need {
+	if need := r.need(extra, false); free < need {
 		return &FSError{Dir: r.dir, Errno: syscall.ENOSPC, Free: free, Need: need}
 	}
 	return nil

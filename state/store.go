@@ -1,7 +1,8 @@
 // Package state keeps what Slurm users expect and Backend.AI does not
 // model: small integer job IDs, the job records, their scripts. It is
-// durable (Badger, synchronous writes) and serves reads from immutable
-// snapshots swapped atomically.
+// durable (Badger, each change first synced to the store's own journal:
+// journal.go) and serves reads from immutable snapshots swapped
+// atomically.
 package state
 
 import (
@@ -35,6 +36,9 @@ const FirstJobID = 1
 // Store is the durable job store.
 type Store struct {
 	db     *badger.DB
+	dir    string
+	jr     *journal      // what makes a commit durable (journal.go)
+	ops    []byte        // the journal record's buffer, reused (s.mu)
 	room   *room         // whether the file system can take a write (room.go)
 	lock   *dirLock      // keeps a second server off the directory (lock.go)
 	mu     sync.Mutex    // serializes ID allocation and writes
@@ -76,20 +80,31 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("state dir %s is not writable: %w", dir, err)
 	}
 	os.Remove(probe)
-	rm := newRoom(dir)
-	if err := rm.checkFlush(); err != nil {
-		// Opening writes the log of the last run out as tables: without
-		// the room for it Badger would die of SIGBUS (room.go).
-		return nil, fmt.Errorf("not enough room to open the store (opening writes the log of the last run out as tables): %w", err)
-	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	jr, err := openJournal(dir)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	var replay int64 // the journal's records go into Badger's log again
+	jr.replay(func(ops []byte) error { replay += int64(len(ops)); return nil })
+	rm := newRoom(dir)
+	if err := rm.checkFlush(replay); err != nil {
+		// Opening writes the log of the last run out as tables: without
+		// the room for it Badger would die of SIGBUS (room.go).
+		jr.close()
+		lock.release()
+		return nil, fmt.Errorf("not enough room to open the store (opening writes the log of the last run out as tables): %w", err)
+	}
 	opts := badger.DefaultOptions(dir).
 		// Our lock instead of Badger's (lock.go).
 		WithBypassLockGuard(true).
-		WithSyncWrites(true). // a job acknowledged to a client survives a crash
+		// A change is durable once in the journal (journal.go), which
+		// costs a quarter of Badger's own sync.
+		WithSyncWrites(false).
 		WithLogger(nil).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(16 << 20).
@@ -102,10 +117,17 @@ func Open(dir string) (*Store, error) {
 		WithBlockCacheSize(4 << 20)
 	db, err := badger.Open(opts)
 	if err != nil {
+		jr.close()
 		lock.release()
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
-	s := &Store{db: db, room: rm, lock: lock, nextID: FirstJobID}
+	if err := replayJournal(db, jr); err != nil {
+		db.Close()
+		jr.close()
+		lock.release()
+		return nil, err
+	}
+	s := &Store{db: db, dir: dir, jr: jr, room: rm, lock: lock, nextID: FirstJobID}
 	s.usesDone.L = &s.rmu
 	err = db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyNextID)
@@ -125,10 +147,50 @@ func Open(dir string) (*Store, error) {
 	})
 	if err != nil {
 		db.Close()
+		jr.close()
 		lock.release()
 		return nil, err
 	}
 	return s, nil
+}
+
+// replayJournal applies the journal's records to Badger (what a lost
+// machine may have taken from Badger's unsynced log), then checkpoints.
+func replayJournal(db *badger.DB, jr *journal) error {
+	txn := db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	do := func(op byte, k, v []byte) error {
+		if op == opSet {
+			return txn.Set(k, v)
+		}
+		return txn.Delete(k)
+	}
+	_, err := jr.replay(func(ops []byte) error {
+		// Badger keeps the slices until the commit; the journal's
+		// buffer is reused for the next record.
+		ops = append([]byte(nil), ops...)
+		return eachOp(ops, func(op byte, k, v []byte) error {
+			err := do(op, k, v)
+			if errors.Is(err, badger.ErrTxnTooBig) {
+				if err := txn.Commit(); err != nil {
+					return err
+				}
+				txn = db.NewTransaction(true)
+				err = do(op, k, v)
+			}
+			return err
+		})
+	})
+	if err == nil {
+		err = txn.Commit()
+	}
+	if err == nil {
+		err = jr.checkpoint(func() error { return syncBadger(jr.dir) })
+	}
+	if err != nil {
+		return fmt.Errorf("replay the store's journal: %w", err)
+	}
+	return nil
 }
 
 // Close flushes and closes the store.
@@ -143,20 +205,26 @@ func (s *Store) Close() error {
 		s.usesDone.Wait()
 	}
 	s.rmu.Unlock()
-	if err := s.room.checkFlush(); err != nil {
+	if err := s.room.checkFlush(0); err != nil {
 		// Closing writes the log out as tables, which this file system
 		// cannot take (Badger would die of SIGBUS). Every change is in
-		// the log already (synchronous writes) and the next start
-		// replays it: the database is left to the process's exit.
+		// Badger's log and the journal already and the next start
+		// replays them: the database is left to the process's exit.
 		return fmt.Errorf("state store left open: %w; the next start replays its log", err)
 	}
 	// Badger retries a failed table write for ever (a directory
 	// removed under it, an I/O error): a server told to stop must stop.
-	// What is not written out is in the log (synchronous writes).
+	// What is not written out is in the log and the journal.
 	done := make(chan error, 1)
 	go func() { done <- s.db.Close() }()
 	select {
 	case err := <-done:
+		if err == nil {
+			// Badger wrote everything out: the next start has nothing
+			// to replay.
+			err = s.jr.checkpoint(func() error { return syncBadger(s.dir) })
+		}
+		s.jr.close()
 		s.lock.release()
 		return err
 	case <-time.After(closeTimeout):
@@ -295,7 +363,7 @@ func (s *Store) SubmitBatch(subs []Submission) []Submitted {
 	if ok == 0 {
 		return out
 	}
-	err := s.commit(size, func(txn *badger.Txn) error {
+	err := s.commit(size, func(txn *wtxn) error {
 		var nb [4]byte
 		binary.BigEndian.PutUint32(nb[:], next)
 		if err := txn.Set(keyNextID, nb[:]); err != nil {
@@ -356,7 +424,7 @@ func (s *Store) RaiseNextID(id uint32) error {
 	}
 	var nb [4]byte
 	binary.BigEndian.PutUint32(nb[:], id)
-	if err := s.commit(64, func(txn *badger.Txn) error { return txn.Set(keyNextID, nb[:]) }); err != nil {
+	if err := s.commit(64, func(txn *wtxn) error { return txn.Set(keyNextID, nb[:]) }); err != nil {
 		return err
 	}
 	s.nextID = id
@@ -370,11 +438,11 @@ func (s *Store) Put(jobs ...*Job) error {
 
 // put is Put; with more, what more sets (size bytes about) is written in
 // the same transaction.
-func (s *Store) put(jobs []*Job, size int64, more func(txn *badger.Txn) error) error {
+func (s *Store) put(jobs []*Job, size int64, more func(txn *wtxn) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	recs, hists, n := s.encodePut(jobs)
-	return s.commit(size+n, func(txn *badger.Txn) error {
+	return s.commit(size+n, func(txn *wtxn) error {
 		for i, j := range jobs {
 			if err := txn.Set(jobKey(j.ID), recs[i]); err != nil {
 				return err
@@ -445,20 +513,38 @@ func parallel(n, min int, f func(i int)) {
 // commit writes what fill sets in one transaction (s.mu held), size
 // bytes about, once the file system can take them (room.go): otherwise
 // nothing is written.
-func (s *Store) commit(size int64, fill func(txn *badger.Txn) error) error {
-	if err := s.room.check(size); err != nil {
+func (s *Store) commit(size int64, fill func(txn *wtxn) error) error {
+	if err := s.room.check(size + s.jr.growth(size)); err != nil {
 		return err
 	}
 	if !s.acquire() {
 		return ErrClosed
 	}
 	defer s.release()
-	txn := s.db.NewTransaction(true)
+	txn := &wtxn{Txn: s.db.NewTransaction(true), ops: s.ops[:0]}
 	defer txn.Discard()
 	if err := fill(txn); err != nil {
 		return err
 	}
-	return txn.Commit()
+	if len(txn.ops) > 0 {
+		// Durable in the journal first (journal.go): if this fails,
+		// Badger never sees the change.
+		err := s.jr.append(txn.ops, func() error { return syncBadger(s.dir) })
+		if cap(txn.ops) <= 4<<20 {
+			s.ops = txn.ops[:0]
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		// The journal holds the change and the next start applies it:
+		// answer nothing more until then rather than tell a client its
+		// change failed that a restart brings back.
+		s.jr.broken = fmt.Errorf("store commit after its journal record: %w", err)
+		return err
+	}
+	return nil
 }
 
 // encodeJobs encodes the records to write, and what they add to Badger's
@@ -763,7 +849,7 @@ var prefixMeta = []byte("meta/x/")
 func (s *Store) PutMeta(name string, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.commit(int64(len(name)+len(value))+64, func(txn *badger.Txn) error {
+	return s.commit(int64(len(name)+len(value))+64, func(txn *wtxn) error {
 		return txn.Set(append(append([]byte(nil), prefixMeta...), name...), value)
 	})
 }

@@ -291,6 +291,14 @@ var knownUnsupported = map[uint16]struct{}{
 	codec.REQUEST_SUBMIT_BATCH_HET_JOB: {},
 }
 
+// Waits reports the Slow RPCs that mostly wait rather than work: a
+// submission waits for the sync it shares with every submission of its
+// group commit (groupcommit.go), so the more of them wait at once, the
+// fewer syncs; the edge gives them a pool of their own.
+func (c *Controller) Waits(msgType uint16) bool {
+	return msgType == codec.REQUEST_SUBMIT_BATCH_JOB
+}
+
 // slowHandlers are the RPCs served on a worker goroutine (writes, and
 // what may block): the one table both Fast (which hands them over) and
 // Slow (which runs them) read, so a new RPC is one entry.
