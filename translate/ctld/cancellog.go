@@ -34,6 +34,7 @@ type cancelEnd struct {
 	seq uint64
 	at  int64
 	uid uint32
+	n   int // the jobs it cancelled (its log's, however many are left to write)
 	// written: the records of its jobs up to this ID are written
 	// (materialize goes in ID order). Their entries are left as they
 	// are, so that no listing chunk is encoded again for a record that
@@ -90,7 +91,7 @@ func (c *Controller) logCancels(b *killBatch) {
 		b.cold = nil
 		return
 	}
-	d := &cancelEnd{seq: seq, at: b.now, uid: b.uid}
+	d := &cancelEnd{seq: seq, at: b.now, uid: b.uid, n: len(ids)}
 	for _, e := range b.cold {
 		c.swapEntry(e, endedEntry(e, d))
 		c.counters.canceled.Add(1)
@@ -139,7 +140,9 @@ func (c *Controller) swapEntry(old, ne *jobEntry) {
 func (c *Controller) materialize(d *cancelEnd, ids []uint32) {
 	start := time.Now()
 	defer func() {
-		c.logf("bulk cancel of %d jobs by uid %d: records written in %v", len(ids), d.uid, time.Since(start).Round(time.Millisecond))
+		// Named by the whole cancel, also when a restart left it fewer
+		// to write.
+		c.logf("bulk cancel of %d jobs by uid %d: records written in %v", d.n, d.uid, time.Since(start).Round(time.Millisecond))
 	}()
 	delay := time.Second
 	for i := 0; i < len(ids); {
@@ -213,7 +216,7 @@ func (c *Controller) recoverCancels() (func(), error) {
 	}
 	var work []todoCancel
 	for _, l := range logs {
-		d := &cancelEnd{seq: l.Seq, at: l.At, uid: l.UID}
+		d := &cancelEnd{seq: l.Seq, at: l.At, uid: l.UID, n: len(l.IDs)}
 		var ids []uint32
 		for _, id := range l.IDs {
 			if id <= l.Done {
