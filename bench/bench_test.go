@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"math"
 	"net"
@@ -489,5 +490,51 @@ func TestNullRepliesFromKeepSubmit(t *testing.T) {
 	}
 	if res.Ops == 0 || res.ErrorOps != 0 {
 		t.Fatalf("sbatch against a null server with fetched replies: %s", res.Line())
+	}
+}
+
+// A reply larger than the head the generator keeps is dropped past the
+// head without the generator ever holding room for all of it (each
+// worker keeps its buffer: a 240 MB listing per worker took it out of
+// memory).
+func TestCallKeepsOnlyTheHead(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const size = 32 << 20
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var req [1]byte
+				c.Read(req[:])
+				var hdr [4]byte
+				binary.BigEndian.PutUint32(hdr[:], size)
+				c.Write(hdr[:])
+				c.Write(make([]byte, size))
+			}()
+		}
+	}()
+	c := caller{timeout: 10 * time.Second, keep: keepOf(false)}
+	var buf []byte
+	for i := 0; i < 2; i++ {
+		b, rerr := c.call(l.Addr().String(), []byte{1}, &buf)
+		if rerr != nil || len(b) != replyHead {
+			t.Fatalf("call: %d bytes, %v; want the %d-byte head", len(b), rerr, replyHead)
+		}
+		if cap(buf) > 2*replyHead {
+			t.Fatalf("the generator holds room for %d bytes of a %d-byte reply: want the head's only", cap(buf), size+4)
+		}
+	}
+	c.keep = keepOf(true)
+	b, rerr := c.call(l.Addr().String(), []byte{1}, &buf)
+	if rerr != nil || len(b) != size+4 {
+		t.Fatalf("--copy-replies: %d bytes, %v; want all %d", len(b), rerr, size+4)
 	}
 }

@@ -234,8 +234,15 @@ func (c *caller) call(addr string, req []byte, buf *[]byte) ([]byte, *rpcError) 
 	if ferr != nil || total < 4+codec.HeaderLen {
 		return nil, &rpcError{Kind: ErrBadFrame, Err: ferr}
 	}
-	if cap(b) < total {
-		nb := make([]byte, total, total+total/4)
+	// Room for what is read: the head only when the rest is dropped
+	// (each worker keeps its buffer: 64 of a 240 MB listing's size took
+	// the generator out of memory).
+	need := total
+	if c.keep > 0 && total > c.keep {
+		need = c.keep
+	}
+	if cap(b) < need {
+		nb := make([]byte, need, need+need/4)
 		copy(nb, b[:4])
 		b = nb
 	}
