@@ -2,8 +2,8 @@ package bench
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"math"
 	"net"
 	"os"
