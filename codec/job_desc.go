@@ -1,5 +1,7 @@
 package codec
 
+import "strings"
+
 // Job descriptor (job_desc_msg_t): the body of REQUEST_SUBMIT_BATCH_JOB
 // (4003), REQUEST_JOB_WILL_RUN (4012), REQUEST_RESOURCE_ALLOCATION (4001)
 // and REQUEST_UPDATE_JOB (3001), plus RESPONSE_SUBMIT_BATCH_JOB (4004).
@@ -83,7 +85,11 @@ func jcStrArray(r *Reader, noNull bool) []string {
 	if n == 0 {
 		return nil
 	}
-	out := make([]string, 0, n)
+	// Two passes: the first checks the entries and sums their lengths,
+	// the second cuts them from one string (an environment is a hundred
+	// entries or so: one allocation instead of one each).
+	start := *r
+	total := 0
 	for i := uint32(0); i < n; i++ {
 		b, isNull := r.StrNull()
 		if r.Err != nil {
@@ -93,8 +99,26 @@ func jcStrArray(r *Reader, noNull bool) []string {
 			r.fail(Errorf(ESLURM_PROTOCOL_INCOMPLETE_PACKET, "NULL entry %d in environment", i))
 			return nil
 		}
-		out = append(out, string(b))
+		total += len(b)
 	}
+	end := *r
+	*r = start
+	var sb strings.Builder
+	sb.Grow(total)
+	for i := uint32(0); i < n; i++ {
+		b, _ := r.StrNull()
+		sb.Write(b)
+	}
+	all := sb.String()
+	*r = start
+	out := make([]string, n)
+	at := 0
+	for i := range out {
+		b, _ := r.StrNull()
+		out[i] = all[at : at+len(b)]
+		at += len(b)
+	}
+	*r = end
 	return out
 }
 

@@ -8,7 +8,6 @@ package state
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -346,7 +345,7 @@ func (s *Store) SubmitBatch(subs []Submission) []Submitted {
 		}
 		jobs, err := sub.Build(next)
 		if err == nil && sub.Script != nil {
-			recs[i].script, err = json.Marshal(sub.Script)
+			recs[i].script = appendScriptRecord(nil, sub.Script)
 		}
 		if err != nil {
 			out[i].Err = err
@@ -833,7 +832,7 @@ func (s *Store) Script(id uint32) (*Script, error) {
 		if err != nil {
 			return err
 		}
-		return it.Value(func(v []byte) error { return json.Unmarshal(v, &sc) })
+		return it.Value(func(v []byte) error { return decodeScriptRecord(v, &sc) })
 	})
 	if err != nil {
 		return nil, err
