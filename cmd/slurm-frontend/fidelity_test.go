@@ -69,6 +69,9 @@ var fidelityRaces = []struct {
 	{fidRequeueLimit, func(s string) string {
 		return fidJ5Limit.ReplaceAllString(s, "${1}UNLIMITED")
 	}},
+	{fidRequeuedRun, func(s string) string {
+		return fidJ2Run.ReplaceAllString(s, "")
+	}},
 	{fidTerm, func(s string) string {
 		if strings.Contains(s, "JobState=CANCELLED") {
 			s = strings.ReplaceAll(s, "ExitCode=143:0", "ExitCode=0:15")
@@ -84,6 +87,10 @@ var fidTermBatch = regexp.MustCompile(`(?m)^(\s*J\d+\.batch\s+batch )    FAILED(
 // fidJ5Limit is the time limit on sacct's parsable line of J5, the job
 // the session requeues while it runs and then cancels pending.
 var fidJ5Limit = regexp.MustCompile(`(?m)^(J5\|[^\n]*\|CANCELLED by \d+\|[^|\n]*\|)Partition_Limit$`)
+
+// fidJ2Run is the line of J2's failed run (the job the session
+// requeues held) in sacct's state-filtered listing.
+var fidJ2Run = regexp.MustCompile(`(?m)^\s*J2\s+fail\s+\S+\s+(FAILED|REQUEUED)\s+3:0\s*\n`)
 
 // fidJ12Begin is BeginTime on a listing line of J12, the --begin job the
 // session holds and releases.
@@ -134,6 +141,7 @@ const (
 	fidRuns         = "the order of one array's tasks or one het job's components whose priority, partition and state tie: squeue keeps the controller's order for them, which the real controller does not keep from run to run (24.11 listed a het job's failed components +2 before +1 once, +1 before +2 in other runs; 22.05 and 26.05 listed a released array's split tasks newest first in some runs, oldest first in others); Slurm promises no order for them, ours is the order they were made"
 	fidTerm         = "how a cancelled running batch job's shell ends is a race in the real slurmstepd, which sends SIGTERM to the job's processes one by one: the shell killed by it (ExitCode 0:15; sacct's batch step CANCELLED 0:15), or, when its child (sleep) got it first, the shell exiting 143 before its own arrived (ExitCode 143:0; batch step FAILED 15:0); 22.05 gave the second once, the first in every other run"
 	fidRequeueLimit = "whether slurmdbd has a requeued run's start record (which carries the time limit) when the run is cancelled pending is a race in the real controller: slurmctld resets the job's db_index at the requeue, and the end record of a run it never sent the start of creates the run without a limit (sacct: Partition_Limit); 22.05 showed Partition_Limit for J5 once, its limit in every earlier run"
+	fidRequeuedRun  = "whether sacct without --duplicates lists the earlier, failed run of a job requeued held (J2) when asked for failed, cancelled and timed-out jobs is a race in the real controller: once slurmctld has sent the requeued job's new, pending record (its db_index is reset at the requeue; the record follows in a later pass over pending jobs), slurmdbd shows that record instead, and it does not match the filter; 22.05 and 26.05 listed the run in every run until one full suite on 2026-12-07, where neither did; ours lists it, as the real one does before that record"
 	fidBegin        = "after the release of a --begin job (reason None), when the real controller's scheduler next looks at it (BeginTime again) is a race: 24.11 kept None through the session, 26.05 showed BeginTime in one run and None in others"
 )
 
@@ -618,6 +626,11 @@ func TestFidelityRaces(t *testing.T) {
 	real = "J14_3|arr|slurm||normal|COMPLETED|0:0|UNLIMITED\nJ5|long|slurm||normal|CANCELLED by 64030|0:0|Partition_Limit\n"
 	ours = "J14_3|arr|slurm||normal|COMPLETED|0:0|UNLIMITED\nJ5|long|slurm||normal|CANCELLED by 64030|0:0|UNLIMITED\n"
 	assert.Equal(t, fidRequeueLimit, fidelityRaceWhy(real, ours))
+
+	head := "JobID           JobName      User      State ExitCode \n------------ ---------- --------- ---------- -------- \n"
+	j2 := "J2                  fail     slurm   REQUEUED      3:0 \n"
+	assert.Equal(t, fidRequeuedRun, fidelityRaceWhy(head, head+j2))
+	assert.Empty(t, fidelityRaceWhy(head, head+strings.Replace(j2, "J2 ", "J3 ", 1)), "another job's run is no race")
 	assert.Empty(t, fidelityRaceWhy(real, strings.Replace(ours, "64030|0:0|UNLIMITED", "64030|0:0|00:05:00", 1)), "another limit is a difference")
 	assert.Empty(t, fidelityRaceWhy(strings.Replace(real, "J5|", "J6|", 1), strings.Replace(ours, "J5|", "J6|", 1)), "only J5's")
 
