@@ -241,8 +241,12 @@ func (c *Controller) recoverCancels() (func(), error) {
 func (c *Controller) finishCancels(work []todoCancel) {
 	for _, w := range work {
 		if len(w.ids) == 0 {
+			// Every record was written before the stop; only the
+			// log was left.
 			if err := c.opt.Store.DropCancelLog(w.d.seq); err != nil && !c.opt.Store.Closed() {
 				c.logf("bulk cancel: dropping its log: %v", err)
+			} else {
+				c.logf("bulk cancel of %d jobs by uid %d: records written before the restart", w.d.n, w.d.uid)
 			}
 			continue
 		}
