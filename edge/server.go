@@ -28,15 +28,10 @@ import (
 
 // Config tunes the listener.
 type Config struct {
-	Addr    string // host:port
-	Loops   int    // event loops; 0 = GOMAXPROCS
-	Workers int    // goroutines for Slow requests
-	// WaitWorkers: goroutines for the Slow requests the handler says
-	// mostly wait (Waiter: a write waiting for the shared sync of its
-	// group commit). As many as slurmctld's server threads (256), so
-	// that every concurrent writer joins the same sync, while heavy
-	// work (a listing encoded on the spot) stays bounded by Workers.
-	WaitWorkers int
+	Addr        string        // host:port
+	Loops       int           // event loops; 0 = GOMAXPROCS
+	Workers     int           // goroutines for Slow requests
+	WaitWorkers int           // goroutines for the Slow requests that mostly wait (below)
 	QueueLen    int           // pending Slow requests before clients are told to back off
 	IdleTimeout time.Duration // a connection that has not sent a whole request by then is closed
 	DoneTimeout time.Duration // an answered connection the client did not close
@@ -58,6 +53,11 @@ func (c *Config) defaults() {
 	if c.Workers <= 0 {
 		c.Workers = 16
 	}
+	// The requests the handler says mostly wait (Waiter: a write
+	// waiting for the shared sync of its group commit) get as many
+	// goroutines as slurmctld's server threads, so that every
+	// concurrent writer joins the same sync, while heavy work (a
+	// listing encoded on the spot) stays bounded by Workers.
 	if c.WaitWorkers <= 0 {
 		c.WaitWorkers = 256
 	}
