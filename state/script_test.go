@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,21 @@ func TestScriptRecordRoundTrip(t *testing.T) {
 		require.NoError(t, decodeScriptRecord(appendScriptRecord(nil, &sc), &got))
 		require.Equal(t, sc, got)
 	}
+}
+
+// A script's record is allocated once, whatever the size of its
+// environment (a submit storm's largest allocation was its growth).
+func TestScriptRecordOneAllocation(t *testing.T) {
+	sc := Script{Text: "#!/bin/sh\nsleep 100\n", Argv: []string{"a"}}
+	for i := range 300 {
+		sc.Env = append(sc.Env, fmt.Sprintf("VAR_%d=%0*d", i, i%200, i))
+	}
+	var rec []byte
+	allocs := testing.AllocsPerRun(20, func() { rec = appendScriptRecord(nil, &sc) })
+	require.Equal(t, 1.0, allocs, "allocations for a %d-byte record", len(rec))
+	var got Script
+	require.NoError(t, decodeScriptRecord(rec, &got))
+	require.Equal(t, sc, got)
 }
 
 // Scripts stored before the binary record (JSON) still read.

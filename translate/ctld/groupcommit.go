@@ -79,12 +79,12 @@ func (c *Controller) writeBatches() {
 	for i, p := range batch {
 		p, prio := p, prios[i]
 		subs[i] = state.Submission{Count: 1, Script: p.sc, Build: func(id uint32) ([]*state.Job, error) {
-			j := *p.job
+			j := p.job // the submission's own: no copy (a job record is about a kilobyte)
 			j.ID, j.Priority = id, prio
 			if j.ArrayTasks != "" {
 				j.ArrayJobID = id
 			}
-			return []*state.Job{&j}, nil
+			return []*state.Job{j}, nil
 		}}
 	}
 	res := c.opt.Store.SubmitBatch(subs)
