@@ -243,10 +243,11 @@ func (c *Controller) finishCancels(work []todoCancel) {
 		if len(w.ids) == 0 {
 			// Every record was written before the stop; only the
 			// log was left.
-			if err := c.opt.Store.DropCancelLog(w.d.seq); err != nil && !c.opt.Store.Closed() {
-				c.logf("bulk cancel: dropping its log: %v", err)
-			} else {
+			switch err := c.opt.Store.DropCancelLog(w.d.seq); {
+			case err == nil:
 				c.logf("bulk cancel of %d jobs by uid %d: records written before the restart", w.d.n, w.d.uid)
+			case !c.opt.Store.Closed():
+				c.logf("bulk cancel: dropping its log: %v", err)
 			}
 			continue
 		}
