@@ -394,6 +394,48 @@ func TestTargetVerdicts(t *testing.T) {
 	}
 }
 
+// Held submissions (issue 18) have their targets at 16 clients and
+// more, not only at the highest point: 10× the real controller's rate
+// with a lower p99, each against the null server's ceiling.
+func TestSbatchTargetVerdicts(t *testing.T) {
+	m := testMinter(t)
+	wl, _ := NewWorkload("sbatch", m.Version, 0)
+	type run struct{ ops, p99 float64 }
+	rep := NewReport("test")
+	for _, tg := range []struct {
+		name string
+		rs   map[int]run
+	}{
+		{"ours", map[int]run{1: {1600, 3}, 16: {4700, 13}, 64: {11500, 25}}},
+		{"real", map[int]run{1: {740, 4}, 16: {1300, 34}, 64: {1100, 230}}},
+		{"null", map[int]run{1: {5900, 0.3}, 16: {10900, 6}, 64: {11800, 15}}},
+	} {
+		for c, r := range tg.rs {
+			rep.Add(&Result{Target: tg.name, Workload: "sbatch", Label: "sbatch", Mode: "closed", Concurrency: c,
+				OpsPerSec: r.ops, Latency: Summary{P99Ms: r.p99}}, wl)
+		}
+	}
+	want := map[float64]string{
+		16: "ops/s ≥ 10×: MISS (null misses it too); p99 below: met",
+		64: "ops/s ≥ 10×: met; p99 below: met",
+	}
+	for _, ra := range rep.Ratios() {
+		if ra.Other != "real" {
+			continue
+		}
+		got := ra.verdict("MISS")
+		if ra.Point == 1 {
+			if ra.Pass != nil {
+				t.Errorf("a target at one client: %q", got)
+			}
+			continue
+		}
+		if got != want[ra.Point] {
+			t.Errorf("at %v: %q, want %q", ra.Point, got, want[ra.Point])
+		}
+	}
+}
+
 // With --repeat, a ratio compares the two targets within one round: the
 // round whose ratio is the median, not each target's median run, which
 // may come from different rounds.
