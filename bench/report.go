@@ -370,25 +370,20 @@ func targets(ra Ratio, other, subj string, top, bigJobs bool) []Check {
 		}
 		return &ok
 	}
+	tenX := Check{Want: "ops/s ≥ 10×", Pass: ra.OpsRatio >= 10, Ceiling: ceil(ra.CeilingOps >= 10)}
 	switch {
 	case ra.IsNull:
 		return []Check{{Want: "ops/s ≥ 0.5× null", Pass: ra.OpsRatio >= 0.5}}
 	case strings.HasPrefix(other, subj):
 		return nil
-	case ra.Workload == "sbatch":
-		if ra.Point < 16 {
-			return nil
-		}
-		return []Check{{Want: "ops/s ≥ 10×", Pass: ra.OpsRatio >= 10, Ceiling: ceil(ra.CeilingOps >= 10)},
-			{Want: "p99 below", Pass: ra.P99Ratio > 1, Ceiling: ceil(ra.CeilingP99 > 1)}}
-	case !top:
+	case ra.Workload == "sbatch" && ra.Point >= 16:
+		return []Check{tenX, {Want: "p99 below", Pass: ra.P99Ratio > 1, Ceiling: ceil(ra.CeilingP99 > 1)}}
+	case ra.Workload == "sbatch" || !top:
 		return nil
+	case bigJobs:
+		return []Check{tenX, {Want: "p99 ≤ 1/20", Pass: ra.P99Ratio >= 20, Ceiling: ceil(ra.CeilingP99 >= 20)}}
 	}
-	cs := []Check{{Want: "ops/s ≥ 10×", Pass: ra.OpsRatio >= 10, Ceiling: ceil(ra.CeilingOps >= 10)}}
-	if bigJobs {
-		cs = append(cs, Check{Want: "p99 ≤ 1/20", Pass: ra.P99Ratio >= 20, Ceiling: ceil(ra.CeilingP99 >= 20)})
-	}
-	return cs
+	return []Check{tenX}
 }
 
 // HoldRatio compares a run made while connections were held open with

@@ -77,7 +77,7 @@ func (c *Controller) writeBatches() {
 	c.mu.Unlock()
 	subs := make([]state.Submission, len(batch))
 	for i, p := range batch {
-		p, prio := p, prios[i]
+		prio := prios[i]
 		subs[i] = state.Submission{Count: 1, Script: p.sc, Build: func(id uint32) ([]*state.Job, error) {
 			j := p.job // the submission's own: no copy (a job record is about a kilobyte)
 			j.ID, j.Priority = id, prio
