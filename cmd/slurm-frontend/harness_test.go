@@ -116,22 +116,56 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freePort picks a free port below the kernel's ephemeral range (32768
-// and up): a port from that range can be taken as the source port of some
-// client's connection while the server is down for a restart, and the
-// restart's bind then fails.
+// Ports for the tests come in blocks of portBlock, below the kernel's
+// ephemeral range (32768 and up): a port from that range can be taken as
+// the source port of some client's connection while the server is down for
+// a restart, and the restart's bind then fails. A server listens on
+// several ports next to its own (node stand-ins on port+1, slurmdbd's on
+// port+2 or past the nodes'), so each caller gets a whole block, and this
+// process never hands out a block twice while others remain: two parallel
+// tests picking ports one apart collided before (bind: address in use).
+const (
+	portLow   = 20000
+	portHigh  = 32000
+	portBlock = 8
+)
+
+var (
+	portMu   sync.Mutex
+	portNext = -1 // index of the next block to try; -1: not yet seeded
+)
+
+// freePort returns the first port of a block of portBlock free ports.
 func freePort(t testing.TB) int {
 	t.Helper()
-	for i := 0; i < 200; i++ {
-		port := 20000 + rand.IntN(12000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			l.Close()
-			return port
+	portMu.Lock()
+	defer portMu.Unlock()
+	blocks := (portHigh - portLow) / portBlock
+	if portNext < 0 {
+		// Test processes of other runs on this machine start elsewhere.
+		portNext = rand.IntN(blocks)
+	}
+	for range blocks {
+		base := portLow + portNext*portBlock
+		portNext = (portNext + 1) % blocks
+		if blockFree(base) {
+			return base
 		}
 	}
-	t.Fatal("no free port below the ephemeral range")
+	t.Fatal("no free port block below the ephemeral range")
 	return 0
+}
+
+// blockFree says whether every port of the block at base can be bound.
+func blockFree(base int) bool {
+	for p := base; p < base+portBlock; p++ {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }
 
 // frontend is one running server plus the client slurm.conf for it.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,28 +14,6 @@ import (
 // realAcctCluster is one node n1 (4 CPUs) in partition batch: the
 // cluster of tools/real-accounting.sh, for the frontend too.
 const realAcctCluster = "ClusterName=acctdiff\nNodeName=n1 CPUs=4 RealMemory=4000\nPartitionName=batch Nodes=n1 Default=YES MaxTime=INFINITE\n"
-
-// freePorts finds n consecutive free loopback ports.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		base := freePort(t)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
 
 // sacctMask makes two clusters' sacct outputs comparable: job ids become
 // J1, J2, ... in order of appearance, times and elapsed times placeholders,
@@ -87,7 +63,7 @@ func startRealCluster(t *testing.T, rel, prefix string, env []string) (string, i
 	}
 	dir := workDir(t, prefix)
 	os.Chmod(dir, 0o777)
-	port := freePorts(t, 3)
+	port := freePort(t) // its block holds slurmctld, slurmd and slurmdbd
 	tool := filepath.Join(repoRoot(t), "tools/real-accounting.sh")
 	t.Cleanup(func() { exec.Command("bash", tool, "stop", dir).Run() })
 	cmd := exec.Command("bash", tool, "start", rel, dir, strconv.Itoa(port), "acctdiff")
