@@ -59,6 +59,10 @@ var (
 	journalMax  = int64(64 << 20)
 )
 
+// ErrJournalRemoved: the journal's file is no longer in the state
+// directory, so what it is given would not survive a restart.
+var ErrJournalRemoved = errors.New("the state directory's journal was removed while the server ran; restart the server")
+
 // journalSync makes the journal's writes durable (tests make it fail).
 var journalSync = unix.Fdatasync
 
@@ -193,8 +197,16 @@ func (j *journal) append(ops []byte, checkpoint func() error) error {
 	if _, err := j.f.WriteAt(b, j.off); err != nil {
 		return j.fail("write", err)
 	}
-	if err := journalSync(int(j.f.Fd())); err != nil {
+	fd := int(j.f.Fd())
+	if err := journalSync(fd); err != nil {
 		return j.fail("sync", err)
+	}
+	// A journal removed under the server (its state directory deleted)
+	// still takes writes, but no restart will find them: the change is
+	// refused, not acknowledged and lost. One fstat per batch.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil && st.Nlink == 0 {
+		return j.fail("write", ErrJournalRemoved)
 	}
 	j.off += need
 	if cap(j.buf) > 4<<20 {

@@ -115,3 +115,19 @@ func TestStoreCloseIsBounded(t *testing.T) {
 	require.Contains(t, err.Error(), "did not close")
 	require.Less(t, took, 10*time.Second)
 }
+
+// A store whose directory was removed under it refuses changes instead
+// of acknowledging what no restart would find.
+func TestStoreRefusesChangesOnceRemoved(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	require.NoError(t, err)
+	submitN(t, s, 1, "kept")
+	require.NoError(t, os.RemoveAll(dir))
+	_, err = s.Submit(1, nil, func(id uint32) ([]*Job, error) { return []*Job{{ID: id, Name: "lost"}}, nil })
+	require.ErrorIs(t, err, ErrJournalRemoved)
+	old := closeTimeout
+	closeTimeout = time.Second
+	defer func() { closeTimeout = old }()
+	s.Close()
+}
