@@ -1891,3 +1891,36 @@ func TestFaultSpoolFull(t *testing.T) {
 		t.Logf("server log (last lines):\n%s", lastLines(f.Logs(), 30))
 	}
 }
+
+// The state directory removed under a running server (an operator's
+// mistake, a cleanup script): the store's files are still open, so
+// writes would go on "succeeding" into files no restart finds. What a
+// user sees instead is the write refused with slurmctld's error for a
+// state file it cannot write, while what was acknowledged before stays
+// listed; the server still stops when told to.
+func TestFaultStateDirRemoved(t *testing.T) {
+	f := newFrontend(t, batchCluster)
+	dir := workDir(t, "rmstate-")
+	r := f.as(t).in(dir)
+	out := r.mustRun("24.11", "sbatch", "--hold", "-J", "kept", "--wrap", "true")
+	m := submittedRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("sbatch: %q", out)
+	}
+	if err := os.RemoveAll(f.stateDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range releases {
+		out, errs, code := r.run(rel, "sbatch", "--hold", "-J", "lost", "--wrap", "true")
+		if code == 0 || !strings.Contains(errs, "Batch job submission failed: I/O error writing script/environment to file") {
+			t.Errorf("%s: sbatch after the state directory was removed: exit %d\nstdout: %q\nstderr: %q", rel, code, out, errs)
+		}
+	}
+	out = r.mustRun("24.11", "squeue", "-h", "-o", "%i %j")
+	if out != m[1]+" kept\n" {
+		t.Errorf("squeue: %q, want only the acknowledged job %s", out, m[1])
+	}
+	if _, took, err := f.stopWith(syscall.SIGTERM, 45*time.Second); err != nil {
+		t.Errorf("stop: %v (after %v)", err, took)
+	}
+}
