@@ -49,7 +49,7 @@ run ./codec/munge/ '^Test'
 run ./translate/conf/ '^Test'
 run ./translate/hostlist/ '^Test'
 run ./translate/ctld/ '^(TestFastNeverReadsStore|TestColdJobs)$'
-run ./cmd/slurm-frontend/ '^(TestBadInput|TestCredentials|TestPermissions|TestPermissionsRunning|TestSecurity.*|TestServeConfigInclude|TestBatchDurability|TestFaultCancelStorm|TestFaultArrayExpansion|TestFaultDiskFull|TestFaultSpoolFull|TestFaultReadOnly|TestFaultShimKilled|TestLoad)$'
+run ./cmd/slurm-frontend/ '^(TestBadInput|TestCredentials|TestPermissions|TestPermissionsRunning|TestSecurity.*|TestServeConfigInclude|TestBatchDurability|TestFaultCancelStorm|TestFaultArrayExpansion|TestFaultDiskFull|TestFaultSpoolFull|TestFaultReadOnly|TestFaultStateDirRemoved|TestFaultShimKilled|TestLoad)$'
 # Alone: it steps the host's clock.
 run ./cmd/slurm-frontend/ '^TestFaultClockStep$'
 
